@@ -1,0 +1,206 @@
+//! `cuzk daemon`: reads `cuzk.toml` (or nothing: machine-derived defaults), builds the engine,
+//! serves gRPC (and optionally HTTP metrics), and drains on SIGTERM/SIGINT before exiting 0.
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use cuzk_core::{Config, Engine};
+use cuzk_server::{Daemon, ListenAddr, ServeOptions};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `cuzk daemon`.
+#[derive(Args)]
+pub struct DaemonArgs {
+    /// Config file (TOML; see cuzk.example.toml). Without it, every field takes its
+    /// machine-derived default.
+    #[arg(long, short = 'C', env = "CUZK_CONFIG")]
+    config: Option<PathBuf>,
+    /// gRPC listen address, `unix:///path.sock` or `host:port` (overrides server.listen).
+    #[arg(long)]
+    listen: Option<String>,
+    /// HTTP /metrics + /healthz address `host:port` (overrides server.metrics_listen).
+    #[arg(long)]
+    metrics_listen: Option<String>,
+    /// Log format.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+/// How logs are written to stderr.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log shippers.
+    Json,
+}
+
+/// The `[server]` table of `cuzk.toml`; everything else belongs to the engine.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    listen: Option<String>,
+    metrics_listen: Option<String>,
+    drain_timeout: Option<String>,
+    max_message_size: Option<String>,
+}
+
+/// The daemon's whole configuration.
+pub struct DaemonConfig {
+    /// The engine's part.
+    pub engine: Config,
+    /// The server's part.
+    pub serve: ServeOptions,
+}
+
+/// Splits `cuzk.toml` into the `[server]` table (ours) and the engine's tables (core's
+/// parser, which rejects unknown keys).
+pub fn parse_config(text: &str) -> anyhow::Result<DaemonConfig> {
+    let mut table: toml::Table = toml::from_str(text).context("parsing TOML")?;
+    let raw: RawServer = match table.remove("server") {
+        Some(v) => v.try_into().context("[server]")?,
+        None => RawServer::default(),
+    };
+    let engine_text = toml::to_string(&table).context("re-encoding the engine tables")?;
+    let engine = Config::from_toml_str(&engine_text)?;
+    let listen: ListenAddr = raw
+        .listen
+        .as_deref()
+        .unwrap_or(crate::client_bench::DEFAULT_ADDR)
+        .parse()?;
+    let mut serve = ServeOptions::new(listen);
+    serve.metrics_listen = raw.metrics_listen.filter(|s| !s.trim().is_empty());
+    if let Some(d) = raw.drain_timeout {
+        serve.drain_timeout = humantime::parse_duration(d.trim())
+            .with_context(|| format!("server.drain_timeout = \"{d}\" (write e.g. \"5m\")"))?;
+    }
+    if let Some(m) = raw.max_message_size {
+        let n = cuzk_core::config::parse_size(&m)
+            .map_err(|e| anyhow::anyhow!("server.max_message_size: {e}"))?;
+        serve.max_message_bytes = usize::try_from(n).context("server.max_message_size")?;
+    }
+    Ok(DaemonConfig { engine, serve })
+}
+
+fn load_config(path: Option<&Path>) -> anyhow::Result<DaemonConfig> {
+    match path {
+        None => parse_config(""),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("reading config {}", p.display()))?;
+            parse_config(&text).with_context(|| format!("config {}", p.display()))
+        }
+    }
+}
+
+/// Sets up `tracing` on stderr; `RUST_LOG` filters (default `info`).
+pub fn init_logging(format: LogFormat) {
+    init_logging_with_default(format, "info");
+}
+
+/// Sets up `tracing` on stderr; `RUST_LOG` filters (default `default_filter`).
+pub fn init_logging_with_default(format: LogFormat, default_filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
+
+/// Builds the engine with this build's prover backends and every proof kind it knows.
+pub fn build_engine(config: Config) -> anyhow::Result<Arc<Engine>> {
+    let backends = crate::engine_setup::backends()?;
+    let planner = crate::engine_setup::planner(&config)?;
+    let engine = Engine::new(config, backends, planner).context("starting the engine")?;
+    Ok(Arc::new(engine))
+}
+
+/// Runs `cuzk daemon`.
+pub fn run(args: DaemonArgs) -> anyhow::Result<()> {
+    init_logging(args.log_format);
+    let mut cfg = load_config(args.config.as_deref())?;
+    if let Some(l) = &args.listen {
+        cfg.serve.listen = l.parse()?;
+    }
+    if let Some(m) = &args.metrics_listen {
+        cfg.serve.metrics_listen = Some(m.clone()).filter(|s| !s.trim().is_empty());
+    }
+    tracing::info!(
+        budget = %cuzk_core::config::format_size(cfg.engine.budget_bytes),
+        synthesis_concurrency = cfg.engine.synthesis_concurrency,
+        params_dir = %cfg.engine.params_dir.display(),
+        "cuzk daemon starting"
+    );
+    // Before the runtime's threads start: filecoin-proofs reads it once, at first use.
+    crate::engine_setup::export_params_dir(&cfg.engine);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    rt.block_on(async move {
+        let engine = build_engine(cfg.engine)?;
+        let daemon = Daemon::start(engine, cfg.serve).await?;
+        // Tests and scripts read this line to find the bound address (port 0 resolved).
+        println!("cuzk daemon listening on {}", daemon.addr());
+        if let Some(m) = daemon.metrics_addr() {
+            println!("cuzk metrics on http://{m}/metrics");
+        }
+        wait_for_signal().await?;
+        daemon.shutdown().await?;
+        anyhow::Ok(())
+    })?;
+    // Leave a little time for the last log lines; the runtime is gone.
+    std::thread::sleep(Duration::from_millis(10));
+    Ok(())
+}
+
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_splits_server_and_engine_tables() {
+        let c = parse_config(
+            "[server]\nlisten = \"unix:///tmp/x.sock\"\nmetrics_listen = \"127.0.0.1:0\"\n\
+             drain_timeout = \"30s\"\nmax_message_size = \"64MiB\"\n\
+             [memory]\nbudget = \"2GiB\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.serve.listen, ListenAddr::Unix("/tmp/x.sock".into()));
+        assert_eq!(c.serve.metrics_listen.as_deref(), Some("127.0.0.1:0"));
+        assert_eq!(c.serve.drain_timeout, Duration::from_secs(30));
+        assert_eq!(c.serve.max_message_bytes, 64 << 20);
+        assert_eq!(c.engine.budget_bytes, 2 << 30);
+        let d = parse_config("").unwrap();
+        assert_eq!(
+            d.serve.listen.to_string(),
+            crate::client_bench::DEFAULT_ADDR
+        );
+        assert!(d.serve.metrics_listen.is_none());
+        assert!(parse_config("[server]\nlisten = \"nowhere\"").is_err());
+        assert!(parse_config("[server]\nbogus = 1").is_err());
+        assert!(parse_config("[memory]\nbogus = 1").is_err());
+    }
+
+    #[test]
+    fn example_config_parses() {
+        let text = include_str!("../../../cuzk.example.toml");
+        parse_config(text).expect("cuzk.example.toml is valid");
+    }
+}

@@ -1,0 +1,44 @@
+//! What an engine is built from in this binary: the prover backends this build and machine
+//! offer (one CUDA prover per visible GPU, else the CPU prover) and the planner for every
+//! proof kind the build knows.
+use cuzk_core::kinds::filecoin::FilecoinPlanner;
+use cuzk_core::kinds::synthetic::SyntheticPlanner;
+use cuzk_core::kinds::Router;
+use cuzk_core::{Config, Planner};
+use cuzk_groth16::{CpuProver, ProverBackend};
+use std::sync::Arc;
+
+/// One CUDA prover per visible device; the CPU prover when there is none (or the build has
+/// no CUDA).
+pub fn backends() -> anyhow::Result<Vec<Arc<dyn ProverBackend>>> {
+    let mut out: Vec<Arc<dyn ProverBackend>> = Vec::new();
+    for d in cuzk_cuda::devices() {
+        match cuzk_cuda::CudaProver::new(d.ordinal) {
+            Ok(p) => out.push(Arc::new(p)),
+            Err(e) => tracing::warn!(device = d.ordinal, cause = %e, "GPU unusable; skipping"),
+        }
+    }
+    if out.is_empty() {
+        tracing::info!("no usable GPU: proving on the CPU");
+        out.push(Arc::new(CpuProver::default()));
+    }
+    Ok(out)
+}
+
+/// Points filecoin-proofs at the engine's parameter directory: its verifiers (the engine's
+/// self-check and the clients' checks) read `.vk` files from `FIL_PROOFS_PARAMETER_CACHE`,
+/// and read it once per process, so this must run before any thread starts and before
+/// anything touches the Filecoin crates.
+pub fn export_params_dir(config: &Config) {
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &config.params_dir);
+}
+
+/// The planner for every proof kind this build supports: synthetic circuits and the
+/// Filecoin kinds (PoRep C2, SnapDeals, WindowPoSt, WinningPoSt), whose parameters are read
+/// from `config.params_dir` in Filecoin's layout (see [`export_params_dir`]).
+pub fn planner(config: &Config) -> anyhow::Result<Arc<dyn Planner>> {
+    Ok(Arc::new(Router {
+        synthetic: SyntheticPlanner::default(),
+        other: Some(Arc::new(FilecoinPlanner::new(config.params_dir.clone()))),
+    }))
+}

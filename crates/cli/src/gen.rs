@@ -1,0 +1,199 @@
+//! `cuzk gen`: generators for test material (`gen params`: INSECURE test parameters).
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use cuzk_groth16::params::{write_params, write_vk};
+use cuzk_groth16::setup::generate_params_timed;
+use cuzk_groth16::synthetic::CircuitSpec;
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Arguments of `cuzk gen`.
+#[derive(Args)]
+pub struct GenArgs {
+    /// What to generate.
+    #[command(subcommand)]
+    pub cmd: GenCommand,
+}
+
+/// The `cuzk gen` subcommands.
+#[derive(Subcommand)]
+pub enum GenCommand {
+    /// Generate INSECURE Groth16 test parameters (`FILE` and `FILE`'s `.vk` sibling) for a
+    /// synthetic circuit. The toxic waste comes from the seed: anyone can forge proofs.
+    Params(ParamsArgs),
+    /// Seal a small sector with filecoin-proofs on the CPU and write one request per proof
+    /// kind (PoRep C1 envelope, WinningPoSt, WindowPoSt, SnapDeals), a `manifest.json`, and
+    /// INSECURE parameters for their circuits under Filecoin's file names (use the directory
+    /// as `FIL_PROOFS_PARAMETER_CACHE`). Deterministic from the seed; reused when a manifest
+    /// for the same seed and size is already there.
+    Testdata(TestdataArgs),
+}
+
+/// Arguments of `cuzk gen testdata`.
+#[derive(Args)]
+pub struct TestdataArgs {
+    /// Sector size: 2KiB (8MiB and up work but their parameters take far longer).
+    #[arg(long, default_value = "2KiB")]
+    pub sector_size: String,
+    /// Output directory.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Seed of the sector data, challenges and the parameters' toxic waste.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Write the requests only, no parameters.
+    #[arg(long)]
+    pub no_params: bool,
+}
+
+/// Arguments of `cuzk gen params`.
+#[derive(Args)]
+pub struct ParamsArgs {
+    /// The circuit: `synthetic:constraints=2^16,inputs=4,aux=1.0,a=1.0,b=0.25,seed=7`
+    /// (every key optional) or `sha256:blocks=N,seed=S`.
+    #[arg(long)]
+    pub circuit: CircuitSpec,
+    /// Output `.params` file; the verifying key goes beside it with the extension `.vk`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Seed of the toxic waste (the parameters are a deterministic function of it).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Runs `cuzk gen`.
+pub fn run(args: GenArgs) -> anyhow::Result<()> {
+    match args.cmd {
+        GenCommand::Params(p) => run_params(p),
+        GenCommand::Testdata(t) => run_testdata(t),
+    }
+}
+
+fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {
+    use cuzk_filecoin::testdata::{cached, ensure, TestdataOptions};
+    if !args.no_params {
+        warn_insecure(args.seed);
+    }
+    let sector_size = cuzk_filecoin::SectorSize::parse(&args.sector_size)?;
+    // filecoin-proofs reads its settings once per process: keep its parent cache beside
+    // the output, before anything touches the Filecoin crates.
+    std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", args.out.display()));
+    let opts = TestdataOptions {
+        out: args.out.clone(),
+        sector_size,
+        seed: args.seed,
+        params: !args.no_params,
+    };
+    let started = Instant::now();
+    let reused = cached(&opts).is_some();
+    let m =
+        ensure(&opts).with_context(|| format!("generating test data in {}", args.out.display()))?;
+    for r in &m.requests {
+        let files: Vec<&str> = r
+            .vanilla_proof_file
+            .iter()
+            .chain(&r.vanilla_proofs_files)
+            .map(String::as_str)
+            .collect();
+        println!(
+            "{:<8} registered_proof {:>2}  {}",
+            r.kind,
+            r.registered_proof,
+            files.join(" ")
+        );
+    }
+    for p in &m.params {
+        println!(
+            "{:<12} setup {:>7.1} s  {}",
+            p.circuit_id, p.setup_seconds, p.params
+        );
+    }
+    if reused {
+        println!(
+            "reused the data in {} (generated in {:.1} s); took {:.2} s",
+            args.out.display(),
+            m.total_seconds,
+            started.elapsed().as_secs_f64()
+        );
+    } else {
+        println!(
+            "generated in {:.1} s (sealing and vanilla proofs {:.1} s)",
+            m.total_seconds, m.seal_seconds
+        );
+    }
+    println!("export FIL_PROOFS_PARAMETER_CACHE={}", args.out.display());
+    Ok(())
+}
+
+fn run_params(args: ParamsArgs) -> anyhow::Result<()> {
+    warn_insecure(args.seed);
+    let vk_path = args.out.with_extension("vk");
+    println!("circuit: {}", args.circuit);
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    let (srs, shape, t) = generate_params_timed(args.circuit, &mut rng)
+        .with_context(|| format!("setup for {}", args.circuit))?;
+    println!(
+        "shape: {} constraints, {} inputs (with ONE), {} aux, domain 2^{}",
+        shape.constraints,
+        shape.inputs,
+        shape.aux,
+        shape.domain.trailing_zeros()
+    );
+    println!(
+        "points: h {}, l {}, a {}, b_g1 {}, b_g2 {}, ic {}",
+        srs.h.len(),
+        srs.l.len(),
+        srs.a.len(),
+        srs.b_g1.len(),
+        srs.b_g2.len(),
+        srs.vk.ic.len()
+    );
+    println!(
+        "setup: {:.2} s (synthesize {:.2} s, evaluate {:.2} s, G1 {:.2} s, G2 {:.2} s)",
+        t.total.as_secs_f64(),
+        t.synthesize.as_secs_f64(),
+        t.evaluate.as_secs_f64(),
+        t.g1.as_secs_f64(),
+        t.g2.as_secs_f64()
+    );
+    let started = Instant::now();
+    write_params(&args.out, &srs).with_context(|| "writing parameters")?;
+    write_vk(&vk_path, &srs.vk).with_context(|| "writing verifying key")?;
+    let write = started.elapsed();
+    println!(
+        "wrote {} ({}) and {} ({}) in {:.2} s",
+        args.out.display(),
+        human_size(file_len(&args.out)?),
+        vk_path.display(),
+        human_size(file_len(&vk_path)?),
+        write.as_secs_f64()
+    );
+    warn_insecure(args.seed);
+    Ok(())
+}
+
+fn warn_insecure(seed: u64) {
+    eprintln!(
+        "WARNING: INSECURE TEST PARAMETERS. The toxic waste is derived from seed {seed}; \
+         anyone who knows it can forge proofs. Use only for tests and benchmarks."
+    );
+}
+
+fn file_len(path: &Path) -> anyhow::Result<u64> {
+    Ok(std::fs::metadata(path)
+        .with_context(|| format!("{}", path.display()))?
+        .len())
+}
+
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}

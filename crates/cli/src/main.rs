@@ -1,0 +1,60 @@
+//! The `cuzk` binary: parses arguments, dispatches to a subcommand, maps errors to exit codes.
+#![forbid(unsafe_code)]
+
+mod bench;
+mod client_bench;
+mod daemon;
+mod demo;
+mod engine_setup;
+mod gen;
+mod params_io;
+mod prove;
+mod request_file;
+mod timeline;
+mod verify;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// cuzk: a Groth16 proving daemon for Filecoin.
+#[derive(Parser)]
+#[command(name = "cuzk", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate test data or (insecure) test parameters.
+    Gen(gen::GenArgs),
+    /// Prove one circuit in-process and print per-phase timings.
+    Prove(prove::ProveArgs),
+    /// Benchmarks.
+    Bench(bench::BenchArgs),
+    /// Run the proving daemon (gRPC cuzk.v1.ProvingEngine).
+    Daemon(daemon::DaemonArgs),
+    /// Prove a mixed batch through an embedded daemon and print the bench table.
+    Demo(demo::DemoArgs),
+    /// Print a running daemon's status.
+    Status(client_bench::AddrArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(args) => gen::run(args),
+        Command::Prove(args) => prove::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Daemon(args) => daemon::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::Status(args) => client_bench::run_status(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

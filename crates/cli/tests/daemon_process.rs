@@ -1,0 +1,243 @@
+//! The real `cuzk` binary as a process: `cuzk daemon` drains on SIGTERM and exits 0, and
+//! `cuzk bench batch` / `cuzk status` work against it.
+use cuzk_core::kinds::synthetic::{circuit_id, parse_request, SyntheticPlanner};
+use cuzk_core::Planner;
+use cuzk_groth16::proof::PROOF_BYTES;
+use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
+use cuzk_groth16::Proof;
+use cuzk_server::proto::{
+    await_proof_response, GetStatusRequest, ProofKind, ProveRequest, SubmitProofRequest,
+};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct DaemonProcess {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for DaemonProcess {
+    fn drop(&mut self) {
+        // Only if a test failed half-way: do not leave the daemon running.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Starts `cuzk daemon` with `config` on a socket in `dir` and waits for its address line.
+fn spawn_daemon(dir: &Path, config: &str) -> DaemonProcess {
+    let cfg = dir.join("cuzk.toml");
+    std::fs::write(&cfg, config).unwrap();
+    let sock = dir.join("d.sock");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .arg("daemon")
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--listen")
+        .arg(format!("unix://{}", sock.display()))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn cuzk daemon");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines
+        .next()
+        .expect("daemon printed a line")
+        .expect("readable");
+    let addr = first
+        .strip_prefix("cuzk daemon listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+        .to_string();
+    // Keep draining stdout so the daemon never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    DaemonProcess { child, addr }
+}
+
+fn sigterm(pid: u32) {
+    let ok = Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(ok.success());
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "daemon did not exit in {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn synthetic(spec: &str, id: &str) -> ProveRequest {
+    ProveRequest {
+        submit: Some(SubmitProofRequest {
+            request_id: id.into(),
+            proof_kind: ProofKind::Synthetic as i32,
+            vanilla_proof: spec.as_bytes().to_vec(),
+            ..Default::default()
+        }),
+    }
+}
+
+fn verify(spec: &str, proof: &[u8]) {
+    let r = parse_request(spec).unwrap();
+    let srs = SyntheticPlanner::default()
+        .load_srs(&circuit_id(&r.spec))
+        .unwrap();
+    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    assert_eq!(proof.len(), r.partitions * PROOF_BYTES);
+    for c in proof.chunks(PROOF_BYTES) {
+        let p = Proof::from_bytes(c).unwrap();
+        assert!(verify_proof(&pvk, &p, &r.spec.public_inputs()).unwrap());
+    }
+}
+
+/// Proves `spec` in the background, SIGTERMs the daemon once the job runs, and returns the
+/// in-flight result and the exit status.
+fn prove_then_sigterm(
+    config: &str,
+    spec: &'static str,
+) -> (
+    cuzk_server::proto::AwaitProofResponse,
+    std::process::ExitStatus,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = spawn_daemon(dir.path(), config);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let addr = d.addr.clone();
+    let pid = d.child.id();
+    let result = rt.block_on(async move {
+        let mut c = cuzk_server::client::connect(&addr).await.expect("connect");
+        let mut c2 = c.clone();
+        let inflight = tokio::spawn(async move { c2.prove(synthetic(spec, "sigterm")).await });
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let s = c
+                .get_status(GetStatusRequest {})
+                .await
+                .unwrap()
+                .into_inner();
+            if s.queues.iter().any(|q| q.in_progress >= 1) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "job never started");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        sigterm(pid);
+        inflight
+            .await
+            .unwrap()
+            .expect("in-flight Prove answered")
+            .into_inner()
+            .result
+            .unwrap()
+    });
+    let status = wait_exit(&mut d.child, Duration::from_secs(180));
+    assert!(!dir.path().join("d.sock").exists(), "socket removed");
+    (result, status)
+}
+
+#[test]
+fn sigterm_while_proving_completes_in_flight_and_exits_0() {
+    let spec = "synthetic:constraints=4096,inputs=2,partitions=4";
+    let (r, status) = prove_then_sigterm(
+        "[server]\ndrain_timeout = \"3m\"\n[memory]\nbudget = \"2GiB\"\n",
+        spec,
+    );
+    assert_eq!(
+        r.status,
+        await_proof_response::Status::Completed as i32,
+        "{}",
+        r.error_message
+    );
+    verify(spec, &r.proof);
+    assert!(status.success(), "exit status {status:?}");
+}
+
+#[test]
+fn sigterm_past_the_drain_timeout_reports_cancelled_and_exits_0() {
+    let spec = "synthetic:constraints=8192,inputs=2,partitions=24";
+    let (r, status) = prove_then_sigterm(
+        "[server]\ndrain_timeout = \"10ms\"\n[memory]\nbudget = \"2GiB\"\n\
+         [pipeline]\nsynthesis_concurrency = 1\n",
+        spec,
+    );
+    assert_eq!(
+        r.status,
+        await_proof_response::Status::Cancelled as i32,
+        "{}",
+        r.error_message
+    );
+    assert!(status.success(), "exit status {status:?}");
+}
+
+#[test]
+fn bench_batch_and_status_against_a_running_daemon() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = spawn_daemon(dir.path(), "[memory]\nbudget = \"2GiB\"\n");
+    let svg = dir.path().join("timeline.svg");
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["bench", "batch", "--addr", &d.addr, "--kind", "synthetic"])
+        .args(["--spec", "synthetic:constraints=1024,inputs=2,partitions=2"])
+        .args(["-c", "2", "-j", "4", "--verify", "--timeline"])
+        .arg(&svg)
+        .output()
+        .expect("run cuzk bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("4 completed, 0 failed, 4 verified"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("s/proof"), "{stdout}");
+    assert!(stdout.contains("peak RSS"), "{stdout}");
+    let picture = std::fs::read_to_string(&svg).expect("timeline written");
+    assert!(picture.contains("8 partitions"), "4 jobs x 2 partitions");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["status", "--addr", &d.addr])
+        .output()
+        .expect("run cuzk status");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(stdout.contains("4 completed"), "{stdout}");
+
+    // Preload / evict through the bench client.
+    let id = "synthetic:constraints=1024,inputs=2";
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["bench", "evict", "--addr", &d.addr, id])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["bench", "preload", "--addr", &d.addr, "porep-1t"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("InvalidArgument"));
+
+    sigterm(d.child.id());
+    assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
+}

@@ -1,0 +1,238 @@
+//! The pipeline benchmark behind `cuzk bench pipeline`: runs many jobs through an engine and
+//! reports s/proof, the prover-busy fraction, peak RSS and peak reserved bytes by category.
+use crate::budget::Category;
+use crate::config::format_size;
+use crate::engine::Engine;
+use crate::error::EngineError;
+use crate::request::{JobState, Priority, ProofKind, ProofRequest};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// The request kind.
+    pub kind: ProofKind,
+    /// The request payload (a synthetic spec string, or a vanilla proof).
+    pub payload: Vec<u8>,
+    /// Jobs in total.
+    pub jobs: usize,
+    /// Jobs in flight at once.
+    pub concurrency: usize,
+    /// Priority of every job.
+    pub priority: Priority,
+}
+
+impl BenchOptions {
+    /// Synthetic jobs of `spec` (e.g. `synthetic:constraints=2^14,partitions=2`).
+    pub fn synthetic(spec: &str, jobs: usize, concurrency: usize) -> BenchOptions {
+        BenchOptions {
+            kind: ProofKind::Synthetic,
+            payload: spec.as_bytes().to_vec(),
+            jobs,
+            concurrency,
+            priority: Priority::Normal,
+        }
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Default)]
+pub struct BenchReport {
+    /// Jobs that completed.
+    pub completed: usize,
+    /// Jobs that did not (failed or cancelled), with the first error seen.
+    pub failed: usize,
+    /// The first failure's message.
+    pub first_error: Option<String>,
+    /// Wall time of the run.
+    pub wall: Duration,
+    /// Wall time per completed job.
+    pub secs_per_proof: f64,
+    /// Partitions proved.
+    pub partitions: u64,
+    /// Time the backends spent in `start` / wall time, averaged over backends.
+    pub prover_busy: f64,
+    /// The same, between the first `start` and the last `start` end (steady state).
+    pub prover_busy_steady: f64,
+    /// Mean latency per stage over completed jobs: queue, SRS, synthesis, prover, total.
+    pub mean_latency: [Duration; 5],
+    /// Peak resident set of this process (VmHWM), if readable.
+    pub peak_rss: Option<u64>,
+    /// The budget.
+    pub budget: u64,
+    /// Peak reserved total.
+    pub peak_reserved: u64,
+    /// Peak reserved bytes per category.
+    pub peak_by_category: Vec<(Category, u64)>,
+}
+
+/// Peak resident set size of this process (VmHWM), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    proc_status_kib("VmHWM:").map(|k| k * 1024)
+}
+
+/// Current resident set size of this process (VmRSS), in bytes.
+pub fn current_rss_bytes() -> Option<u64> {
+    proc_status_kib("VmRSS:").map(|k| k * 1024)
+}
+
+fn proc_status_kib(key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `opts.jobs` jobs through `engine`, `opts.concurrency` at a time, and measures.
+pub async fn bench_pipeline(
+    engine: &Engine,
+    opts: &BenchOptions,
+) -> Result<BenchReport, EngineError> {
+    let start = Instant::now();
+    // Timeline offsets are from the engine's start; rows before this run are not ours.
+    let run_from = engine.status().uptime;
+    let run_tag = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let status0 = engine.status();
+    let busy0: Duration = status0.devices.iter().map(|d| d.busy).sum();
+    let parts0: u64 = status0.devices.iter().map(|d| d.partitions).sum();
+    let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
+    let mut handles = Vec::new();
+    for i in 0..opts.jobs {
+        let permit = sem
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        let engine = engine.clone();
+        let req = ProofRequest {
+            request_id: format!("bench-{run_tag}-{i}"),
+            kind: opts.kind,
+            priority: opts.priority,
+            vanilla_proof: opts.payload.clone(),
+            ..Default::default()
+        };
+        handles.push(tokio::spawn(async move {
+            let _permit = permit;
+            let sub = engine.submit(req)?;
+            engine.wait(&sub.job_id, None).await
+        }));
+    }
+    let mut report = BenchReport::default();
+    let mut sums = [Duration::ZERO; 5];
+    for h in handles {
+        let out = h.await.map_err(|e| EngineError::Internal(e.to_string()))?;
+        match out {
+            Ok(o) => match &o.state {
+                JobState::Completed { .. } => {
+                    report.completed += 1;
+                    let t = o.timings;
+                    for (s, d) in sums.iter_mut().zip([
+                        t.queue_wait,
+                        t.srs_load,
+                        t.synthesis,
+                        t.prover,
+                        t.total,
+                    ]) {
+                        *s += d;
+                    }
+                }
+                other => {
+                    report.failed += 1;
+                    report
+                        .first_error
+                        .get_or_insert_with(|| format!("{}: {other:?}", o.job_id));
+                }
+            },
+            Err(e) => {
+                report.failed += 1;
+                report.first_error.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+    report.wall = start.elapsed();
+    let status = engine.status();
+    let ndev = status.devices.len().max(1) as f64;
+    let busy: Duration = status.devices.iter().map(|d| d.busy).sum::<Duration>() - busy0;
+    report.prover_busy = busy.as_secs_f64() / ndev / report.wall.as_secs_f64().max(1e-9);
+    let tl: Vec<_> = engine
+        .timeline()
+        .into_iter()
+        .filter(|r| r.queued >= run_from)
+        .collect();
+    let first = tl.iter().filter_map(|r| r.prove_start).min();
+    let last = tl.iter().filter_map(|r| r.prove_end).max();
+    if let (Some(a), Some(b)) = (first, last) {
+        let span = b.saturating_sub(a).as_secs_f64().max(1e-9);
+        report.prover_busy_steady = (busy.as_secs_f64() / ndev / span).min(1.0);
+    }
+    report.partitions = status.devices.iter().map(|d| d.partitions).sum::<u64>() - parts0;
+    report.secs_per_proof = report.wall.as_secs_f64() / report.completed.max(1) as f64;
+    if report.completed > 0 {
+        for (m, s) in report.mean_latency.iter_mut().zip(sums) {
+            *m = s / report.completed as u32;
+        }
+    }
+    report.peak_rss = peak_rss_bytes();
+    report.budget = status.budget.total;
+    report.peak_reserved = status.budget.peak;
+    report.peak_by_category = status.budget.peak_by_category;
+    Ok(report)
+}
+
+impl fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        writeln!(
+            f,
+            "jobs: {} completed, {} failed; {} partitions in {:.2} s",
+            self.completed,
+            self.failed,
+            self.partitions,
+            self.wall.as_secs_f64()
+        )?;
+        if let Some(e) = &self.first_error {
+            writeln!(f, "first error: {e}")?;
+        }
+        writeln!(f, "throughput: {:.3} s/proof", self.secs_per_proof)?;
+        writeln!(
+            f,
+            "prover busy: {:.1}% of wall, {:.1}% between first and last start",
+            self.prover_busy * 100.0,
+            self.prover_busy_steady * 100.0
+        )?;
+        let [q, s, y, p, t] = self.mean_latency;
+        writeln!(
+            f,
+            "mean latency: queue {:.1} ms, srs {:.1} ms, synthesis {:.1} ms, prover {:.1} ms, total {:.1} ms",
+            ms(q),
+            ms(s),
+            ms(y),
+            ms(p),
+            ms(t)
+        )?;
+        writeln!(
+            f,
+            "peak RSS: {}",
+            self.peak_rss.map_or("unknown".into(), format_size)
+        )?;
+        write!(
+            f,
+            "peak reserved: {} of {} budget (",
+            format_size(self.peak_reserved),
+            format_size(self.budget)
+        )?;
+        for (i, (c, v)) in self.peak_by_category.iter().enumerate() {
+            if i > 0 {
+                write!(f, ", ")?;
+            }
+            write!(f, "{c} {}", format_size(*v))?;
+        }
+        writeln!(f, ")")
+    }
+}

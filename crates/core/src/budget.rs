@@ -1,0 +1,575 @@
+//! The process-wide memory budget: byte-level, RAII reservations, fair priority-aware acquire.
+//!
+//! Every large allocation of the engine (an SRS, a partition's working set, queued request
+//! payloads) is covered by a [`Reservation`] taken from one [`MemoryBudget`] *before* the memory
+//! is allocated. Reservations shrink as buffers are freed and travel with the data through the
+//! pipeline's channels; dropping one gives its bytes back.
+//!
+//! Fairness: waiters are served strictly in order of (priority, arrival). A waiter that does not
+//! fit blocks everyone behind it, so a large request is never starved by a stream of small ones.
+use crate::error::BudgetError;
+use crate::request::Priority;
+use parking_lot::Mutex;
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// What a reservation covers; reported separately in status and metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Loaded proving parameters.
+    Srs,
+    /// Partition working sets (assignments, a/b/c, prover scratch, pending proofs).
+    WorkingSet,
+    /// Queued request payloads (vanilla proofs).
+    Requests,
+}
+
+impl Category {
+    /// Every category, in reporting order.
+    pub const ALL: [Category; 3] = [Category::Srs, Category::WorkingSet, Category::Requests];
+
+    /// A short lowercase name (`srs`, `working_set`, `requests`) for metrics labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Srs => "srs",
+            Category::WorkingSet => "working_set",
+            Category::Requests => "requests",
+        }
+    }
+
+    fn idx(self) -> usize {
+        match self {
+            Category::Srs => 0,
+            Category::WorkingSet => 1,
+            Category::Requests => 2,
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Called (outside the budget's lock) with a byte shortfall when a waiter cannot be served;
+/// the SRS cache uses it to evict idle entries.
+pub type Reclaimer = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// A point-in-time view of the budget.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BudgetSnapshot {
+    /// The whole budget in bytes.
+    pub total: u64,
+    /// Bytes reserved now.
+    pub reserved: u64,
+    /// Bytes reserved now, per category (in [`Category::ALL`] order).
+    pub by_category: Vec<(Category, u64)>,
+    /// The highest `reserved` seen since start (or the last [`MemoryBudget::reset_peak`]).
+    pub peak: u64,
+    /// Per category, the highest value seen for that category alone.
+    pub peak_by_category: Vec<(Category, u64)>,
+    /// Number of acquires waiting.
+    pub waiting: usize,
+    /// Bytes the waiting acquires ask for, together.
+    pub waiting_bytes: u64,
+}
+
+type WaiterKey = (Reverse<Priority>, u64);
+
+struct Waiter {
+    bytes: u64,
+    category: Category,
+    tx: oneshot::Sender<Result<(), BudgetError>>,
+}
+
+struct State {
+    reserved: u64,
+    by_cat: [u64; 3],
+    peak: u64,
+    peak_by_cat: [u64; 3],
+    /// Ordered by (priority descending, arrival): the first entry is served first.
+    waiters: BTreeMap<WaiterKey, Waiter>,
+    next_seq: u64,
+    closed: bool,
+}
+
+struct Inner {
+    total: u64,
+    /// A `parking_lot` mutex, not tokio's: critical sections are a few integer updates and
+    /// never await, and `Drop` of a reservation must be able to take it synchronously.
+    state: Mutex<State>,
+    /// Set once by the engine; `None` in a bare budget.
+    reclaimer: Mutex<Option<Reclaimer>>,
+}
+
+/// The byte budget. Cheap to clone (an `Arc` inside).
+#[derive(Clone)]
+pub struct MemoryBudget {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for MemoryBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.snapshot();
+        f.debug_struct("MemoryBudget")
+            .field("total", &s.total)
+            .field("reserved", &s.reserved)
+            .finish()
+    }
+}
+
+impl State {
+    fn add(&mut self, bytes: u64, cat: Category) {
+        self.reserved += bytes;
+        self.by_cat[cat.idx()] += bytes;
+        self.peak = self.peak.max(self.reserved);
+        let i = cat.idx();
+        self.peak_by_cat[i] = self.peak_by_cat[i].max(self.by_cat[i]);
+    }
+
+    fn sub(&mut self, bytes: u64, cat: Category) {
+        self.reserved = self.reserved.saturating_sub(bytes);
+        let i = cat.idx();
+        self.by_cat[i] = self.by_cat[i].saturating_sub(bytes);
+    }
+
+    /// Serves waiters in order while the head fits.
+    fn grant(&mut self, total: u64) {
+        while let Some(entry) = self.waiters.first_entry() {
+            let w = entry.get();
+            if self.reserved + w.bytes > total {
+                break;
+            }
+            let w = entry.remove();
+            self.add(w.bytes, w.category);
+            // A dropped receiver is handled by its `PendingAcquire` guard, which sees its key
+            // gone and gives the bytes back.
+            let _ = w.tx.send(Ok(()));
+        }
+    }
+}
+
+impl MemoryBudget {
+    /// A budget of `total` bytes.
+    pub fn new(total: u64) -> MemoryBudget {
+        MemoryBudget {
+            inner: Arc::new(Inner {
+                total,
+                state: Mutex::new(State {
+                    reserved: 0,
+                    by_cat: [0; 3],
+                    peak: 0,
+                    peak_by_cat: [0; 3],
+                    waiters: BTreeMap::new(),
+                    next_seq: 0,
+                    closed: false,
+                }),
+                reclaimer: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The whole budget in bytes.
+    pub fn total(&self) -> u64 {
+        self.inner.total
+    }
+
+    /// Bytes reserved now.
+    pub fn reserved(&self) -> u64 {
+        self.inner.state.lock().reserved
+    }
+
+    /// Bytes reserved now in one category.
+    pub fn reserved_in(&self, cat: Category) -> u64 {
+        self.inner.state.lock().by_cat[cat.idx()]
+    }
+
+    /// Whether some acquire is waiting.
+    pub fn has_waiters(&self) -> bool {
+        !self.inner.state.lock().waiters.is_empty()
+    }
+
+    /// Installs the function called on memory pressure.
+    pub fn set_reclaimer(&self, reclaimer: Reclaimer) {
+        *self.inner.reclaimer.lock() = Some(reclaimer);
+    }
+
+    /// A point-in-time view.
+    pub fn snapshot(&self) -> BudgetSnapshot {
+        let st = self.inner.state.lock();
+        BudgetSnapshot {
+            total: self.inner.total,
+            reserved: st.reserved,
+            by_category: Category::ALL
+                .iter()
+                .map(|&c| (c, st.by_cat[c.idx()]))
+                .collect(),
+            peak: st.peak,
+            peak_by_category: Category::ALL
+                .iter()
+                .map(|&c| (c, st.peak_by_cat[c.idx()]))
+                .collect(),
+            waiting: st.waiters.len(),
+            waiting_bytes: st.waiters.values().map(|w| w.bytes).sum(),
+        }
+    }
+
+    /// Restarts peak tracking from the current values.
+    pub fn reset_peak(&self) {
+        let mut st = self.inner.state.lock();
+        st.peak = st.reserved;
+        st.peak_by_cat = st.by_cat;
+    }
+
+    /// Fails every waiter and every later acquire with [`BudgetError::Closed`]. Existing
+    /// reservations stay valid and are returned as they drop.
+    pub fn close(&self) {
+        let mut st = self.inner.state.lock();
+        st.closed = true;
+        for (_, w) in std::mem::take(&mut st.waiters) {
+            let _ = w.tx.send(Err(BudgetError::Closed));
+        }
+    }
+
+    /// Takes `bytes` now if that fits and nobody is waiting ahead; never waits.
+    pub fn try_acquire(&self, bytes: u64, category: Category) -> Option<Reservation> {
+        let mut st = self.inner.state.lock();
+        if st.closed || !st.waiters.is_empty() || st.reserved + bytes > self.inner.total {
+            return None;
+        }
+        st.add(bytes, category);
+        Some(Reservation {
+            budget: self.clone(),
+            bytes,
+            category,
+        })
+    }
+
+    /// Waits until `bytes` can be reserved, in (priority, arrival) order.
+    ///
+    /// Fails at once with [`BudgetError::TooLarge`] if `bytes` exceeds the whole budget.
+    /// Dropping the returned future gives up the place in line (and any bytes granted to it).
+    pub async fn acquire(
+        &self,
+        bytes: u64,
+        category: Category,
+        priority: Priority,
+    ) -> Result<Reservation, BudgetError> {
+        let total = self.inner.total;
+        if bytes > total {
+            return Err(BudgetError::TooLarge {
+                needed: bytes,
+                budget: total,
+            });
+        }
+        let (rx, key, shortfall) = {
+            let mut st = self.inner.state.lock();
+            if st.closed {
+                return Err(BudgetError::Closed);
+            }
+            if st.waiters.is_empty() && st.reserved + bytes <= total {
+                st.add(bytes, category);
+                return Ok(Reservation {
+                    budget: self.clone(),
+                    bytes,
+                    category,
+                });
+            }
+            let (tx, rx) = oneshot::channel();
+            let key = (Reverse(priority), st.next_seq);
+            st.next_seq += 1;
+            st.waiters.insert(
+                key,
+                Waiter {
+                    bytes,
+                    category,
+                    tx,
+                },
+            );
+            let waiting: u64 = st.waiters.values().map(|w| w.bytes).sum();
+            (rx, key, (st.reserved + waiting).saturating_sub(total))
+        };
+        let mut guard = PendingAcquire {
+            budget: self,
+            key,
+            bytes,
+            category,
+            rx: Some(rx),
+        };
+        self.reclaim(shortfall);
+        let res = match guard.rx.as_mut() {
+            Some(rx) => rx.await,
+            None => return Err(BudgetError::Closed),
+        };
+        guard.rx = None;
+        match res {
+            Ok(Ok(())) => Ok(Reservation {
+                budget: self.clone(),
+                bytes,
+                category,
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(BudgetError::Closed),
+        }
+    }
+
+    /// Asks the reclaimer (if any) to free `shortfall` bytes.
+    pub fn reclaim(&self, shortfall: u64) {
+        if shortfall == 0 {
+            return;
+        }
+        let r = self.inner.reclaimer.lock().clone();
+        if let Some(r) = r {
+            r(shortfall);
+        }
+    }
+
+    /// Bytes the waiters need beyond what is free now.
+    pub fn shortfall(&self) -> u64 {
+        let st = self.inner.state.lock();
+        let waiting: u64 = st.waiters.values().map(|w| w.bytes).sum();
+        (st.reserved + waiting).saturating_sub(self.inner.total)
+    }
+
+    fn release(&self, bytes: u64, category: Category) {
+        if bytes == 0 {
+            return;
+        }
+        let mut st = self.inner.state.lock();
+        st.sub(bytes, category);
+        st.grant(self.inner.total);
+    }
+}
+
+/// Removes a waiter whose future was dropped, or returns bytes granted to it too late.
+struct PendingAcquire<'a> {
+    budget: &'a MemoryBudget,
+    key: WaiterKey,
+    bytes: u64,
+    category: Category,
+    /// `None` once the answer has been taken by the acquiring future.
+    rx: Option<oneshot::Receiver<Result<(), BudgetError>>>,
+}
+
+impl Drop for PendingAcquire<'_> {
+    fn drop(&mut self) {
+        let Some(mut rx) = self.rx.take() else {
+            return;
+        };
+        // Grants and closes send under the lock, so under it the answer is settled.
+        let mut st = self.budget.inner.state.lock();
+        if st.waiters.remove(&self.key).is_none() {
+            if let Ok(Ok(())) = rx.try_recv() {
+                // Granted, but nobody will hold the reservation.
+                st.sub(self.bytes, self.category);
+            }
+        }
+        // Whether removed or returned, the head may now fit.
+        st.grant(self.budget.inner.total);
+    }
+}
+
+/// Bytes held from a [`MemoryBudget`]; dropping it gives them back.
+///
+/// Moves with the data it covers (it is `Send`); can be shrunk, split and merged.
+pub struct Reservation {
+    budget: MemoryBudget,
+    bytes: u64,
+    category: Category,
+}
+
+impl fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reservation")
+            .field("bytes", &self.bytes)
+            .field("category", &self.category)
+            .finish()
+    }
+}
+
+impl Reservation {
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// What the bytes cover.
+    pub fn category(&self) -> Category {
+        self.category
+    }
+
+    /// Gives back all but `bytes` (no-op if already at or below).
+    pub fn shrink_to(&mut self, bytes: u64) {
+        if bytes < self.bytes {
+            let freed = self.bytes - bytes;
+            self.bytes = bytes;
+            self.budget.release(freed, self.category);
+        }
+    }
+
+    /// Gives back `bytes` (at most what is held).
+    pub fn release(&mut self, bytes: u64) {
+        let keep = self.bytes.saturating_sub(bytes);
+        self.shrink_to(keep);
+    }
+
+    /// Moves `bytes` (at most what is held) into a new reservation of the same category.
+    pub fn split(&mut self, bytes: u64) -> Reservation {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        Reservation {
+            budget: self.budget.clone(),
+            bytes,
+            category: self.category,
+        }
+    }
+
+    /// Absorbs another reservation of the same budget and category.
+    ///
+    /// Returns it unchanged if the category or budget differs.
+    pub fn merge(&mut self, mut other: Reservation) -> Result<(), Reservation> {
+        if other.category != self.category || !Arc::ptr_eq(&self.budget.inner, &other.budget.inner)
+        {
+            return Err(other);
+        }
+        self.bytes += std::mem::take(&mut other.bytes);
+        Ok(())
+    }
+
+    /// Adds `bytes` to the reservation without waiting, even past the budget.
+    ///
+    /// Only for accounting memory that already exists (an estimate that proved low); the
+    /// overshoot shows in the reserved total, so it is visible rather than hidden.
+    pub fn grow_unchecked(&mut self, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        let mut st = self.budget.inner.state.lock();
+        st.add(bytes, self.category);
+        self.bytes += bytes;
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.budget.release(self.bytes, self.category);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn too_large_fails_at_once() {
+        let b = MemoryBudget::new(100);
+        let e = b
+            .acquire(101, Category::WorkingSet, Priority::Normal)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e,
+            BudgetError::TooLarge {
+                needed: 101,
+                budget: 100
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn drop_returns_bytes_and_shrink_splits() {
+        let b = MemoryBudget::new(100);
+        let mut r = b
+            .acquire(60, Category::WorkingSet, Priority::Normal)
+            .await
+            .unwrap();
+        assert_eq!(b.reserved(), 60);
+        r.shrink_to(40);
+        assert_eq!(b.reserved(), 40);
+        let s = r.split(15);
+        assert_eq!((r.bytes(), s.bytes()), (25, 15));
+        assert_eq!(b.reserved(), 40);
+        drop(s);
+        assert_eq!(b.reserved(), 25);
+        drop(r);
+        assert_eq!(b.reserved(), 0);
+        assert_eq!(b.snapshot().peak, 60);
+    }
+
+    #[tokio::test]
+    async fn large_waiter_is_not_starved_by_small_ones() {
+        let b = MemoryBudget::new(100);
+        let first = b
+            .acquire(60, Category::WorkingSet, Priority::Normal)
+            .await
+            .unwrap();
+        let b2 = b.clone();
+        let big = tokio::spawn(async move {
+            b2.acquire(80, Category::WorkingSet, Priority::Normal)
+                .await
+                .map(|r| r.bytes())
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        // A small request would fit (60 + 10 <= 100) but must queue behind the big one.
+        assert!(b.try_acquire(10, Category::WorkingSet).is_none());
+        let b3 = b.clone();
+        let small = tokio::spawn(async move {
+            b3.acquire(10, Category::WorkingSet, Priority::Normal)
+                .await
+                .map(|r| r.bytes())
+        });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!small.is_finished());
+        drop(first);
+        assert_eq!(big.await.unwrap(), Ok(80));
+        assert_eq!(small.await.unwrap(), Ok(10));
+        assert_eq!(b.reserved(), 0);
+    }
+
+    #[tokio::test]
+    async fn higher_priority_is_served_first() {
+        let b = MemoryBudget::new(100);
+        let hold = b
+            .acquire(100, Category::WorkingSet, Priority::Normal)
+            .await
+            .unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for (name, prio) in [("low", Priority::Low), ("crit", Priority::Critical)] {
+            let b = b.clone();
+            let order = order.clone();
+            tasks.push(tokio::spawn(async move {
+                let r = b.acquire(100, Category::WorkingSet, prio).await.unwrap();
+                order.lock().push(name);
+                drop(r);
+            }));
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        drop(hold);
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(*order.lock(), vec!["crit", "low"]);
+    }
+
+    #[tokio::test]
+    async fn dropped_waiter_leaves_no_trace() {
+        let b = MemoryBudget::new(100);
+        let hold = b
+            .acquire(90, Category::WorkingSet, Priority::Normal)
+            .await
+            .unwrap();
+        let fut = b.acquire(50, Category::WorkingSet, Priority::Normal);
+        let r = tokio::time::timeout(Duration::from_millis(5), fut).await;
+        assert!(r.is_err());
+        assert!(!b.has_waiters());
+        drop(hold);
+        assert_eq!(b.reserved(), 0);
+        assert!(b.try_acquire(100, Category::Srs).is_some());
+    }
+}

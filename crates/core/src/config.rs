@@ -1,0 +1,503 @@
+//! Engine configuration: `cuzk.toml` → a validated [`Config`], with defaults derived from the
+//! machine (memory limit incl. cgroups, CPU count).
+//!
+//! ```toml
+//! [memory]
+//! budget = "64GiB"          # default: min(MemTotal, cgroup limits) - margin
+//! margin = "2GiB"           # default: 10% of the limit, at least 512MiB
+//! request_buffer = "1GiB"   # default: budget/32, at most 1GiB
+//!
+//! [pipeline]
+//! synthesis_concurrency = 8 # default: CPU count
+//! prover_workers_per_device = 2
+//! prover_interlock = true
+//! channel_capacity = 2      # default: prover_workers_per_device
+//! finalizers = 2
+//! self_verify = true
+//! max_queued_jobs = 1024
+//! result_retention = "10m"
+//!
+//! [srs]
+//! params_dir = "/var/tmp/filecoin-proof-parameters"
+//! preload = ["porep-32g"]
+//!
+//! [metrics]
+//! sample_interval = "10ms"
+//! timeline_capacity = 100000
+//! ```
+use crate::error::EngineError;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The validated engine configuration. Build it with [`Config::default_for_machine`],
+/// [`Config::from_toml_str`] or [`Config::load`]; fields may be adjusted before
+/// [`crate::Engine::new`], which validates again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The memory budget in bytes: every SRS, working set and queued payload is reserved from
+    /// it. Default: the machine's real limit (min of MemTotal, cgroup v2 `memory.max`,
+    /// cgroup v1 limit) minus `margin_bytes`.
+    pub budget_bytes: u64,
+    /// Memory left outside the budget for code, allocator slack and small allocations; only
+    /// used to derive the default budget. Default: 10% of the limit, at least 512 MiB.
+    pub margin_bytes: u64,
+    /// Bytes of the budget set aside for queued request payloads; a submit that would exceed
+    /// it fails with `QueueFull`. Default: budget/32, at most 1 GiB.
+    pub request_buffer_bytes: u64,
+    /// Partitions synthesized at once, independent of memory; guards against memory-bandwidth
+    /// thrash. Default: the CPU count.
+    pub synthesis_concurrency: usize,
+    /// Prover workers per backend (device); two let one's host-side preparation overlap the
+    /// other's heavy phase. Default 2.
+    pub prover_workers_per_device: usize,
+    /// Hold a per-device lock for the whole of `start`, so one worker's heavy phase runs while
+    /// the device's other worker waits with its partition already in hand. Turn off only for
+    /// a backend that locks the device itself around its kernels (its host-side preparation
+    /// inside `start` then overlaps the other partition's kernels). Default true.
+    pub prover_interlock: bool,
+    /// Capacity of the channel from synthesis to the provers, in partitions. A synthesis
+    /// worker keeps its permit and reservation until its send is accepted. Default: the
+    /// number of prover workers per device.
+    pub channel_capacity: usize,
+    /// Threads running `finish` and the self-check, off the provers' path. Default 2.
+    pub finalizers: usize,
+    /// Verify every partition proof against the SRS's verifying key before returning it.
+    /// Default true.
+    pub self_verify: bool,
+    /// Jobs queued or running at once; more fail with `QueueFull`. Default 1024.
+    pub max_queued_jobs: usize,
+    /// How long a finished job's outcome stays available to `wait` and idempotent resubmits.
+    /// Default 10 minutes.
+    pub result_retention: Duration,
+    /// Where parameter files live. Default: `$FIL_PROOFS_PARAMETER_CACHE` or
+    /// `/var/tmp/filecoin-proof-parameters`.
+    pub params_dir: PathBuf,
+    /// Circuit ids to load at start.
+    pub preload: Vec<String>,
+    /// How often the reserved-bytes curve is sampled for the timeline. Default 10 ms.
+    pub sample_interval: Duration,
+    /// Partitions kept in the timeline (oldest dropped first). Default 100 000.
+    pub timeline_capacity: usize,
+}
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// What the machine offers, as detected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MachineLimits {
+    /// `MemTotal` from `/proc/meminfo`, if readable.
+    pub mem_total: Option<u64>,
+    /// The cgroup (v2 or v1) memory limit, if one is set.
+    pub cgroup_limit: Option<u64>,
+    /// Logical CPUs.
+    pub cpus: usize,
+}
+
+impl MachineLimits {
+    /// Reads `/proc` and `/sys/fs/cgroup`.
+    pub fn detect() -> MachineLimits {
+        MachineLimits {
+            mem_total: read_mem_total(),
+            cgroup_limit: read_cgroup_limit(),
+            cpus: num_cpus::get().max(1),
+        }
+    }
+
+    /// The memory the process may really use: the minimum of what is known (8 GiB if nothing is).
+    pub fn memory_limit(&self) -> u64 {
+        match (self.mem_total, self.cgroup_limit) {
+            (Some(m), Some(c)) => m.min(c),
+            (Some(m), None) => m,
+            (None, Some(c)) => c,
+            (None, None) => 8 * GIB,
+        }
+    }
+}
+
+fn read_mem_total() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * KIB)
+}
+
+fn parse_limit(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if s == "max" {
+        return None;
+    }
+    let v: u64 = s.parse().ok()?;
+    // cgroup v1 reports "no limit" as a huge page-aligned number.
+    (v < (1u64 << 62)).then_some(v)
+}
+
+fn read_cgroup_limit() -> Option<u64> {
+    let mut limits = Vec::new();
+    // The process's own cgroup (v2 `0::/path`, v1 `N:memory:/path`), then the root mounts.
+    if let Ok(cg) = std::fs::read_to_string("/proc/self/cgroup") {
+        for line in cg.lines() {
+            let mut f = line.splitn(3, ':');
+            let (controllers, path) = match (f.next(), f.next(), f.next()) {
+                (Some(_), Some(b), Some(c)) => (b, c.trim_start_matches('/')),
+                _ => continue,
+            };
+            let file = if controllers.is_empty() {
+                Path::new("/sys/fs/cgroup").join(path).join("memory.max")
+            } else if controllers.split(',').any(|c| c == "memory") {
+                Path::new("/sys/fs/cgroup/memory")
+                    .join(path)
+                    .join("memory.limit_in_bytes")
+            } else {
+                continue;
+            };
+            if let Some(v) = std::fs::read_to_string(file)
+                .ok()
+                .and_then(|s| parse_limit(&s))
+            {
+                limits.push(v);
+            }
+        }
+    }
+    for p in [
+        "/sys/fs/cgroup/memory.max",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+    ] {
+        if let Some(v) = std::fs::read_to_string(p)
+            .ok()
+            .and_then(|s| parse_limit(&s))
+        {
+            limits.push(v);
+        }
+    }
+    limits.into_iter().min()
+}
+
+/// Parses a size: `"64GiB"`, `"512 MiB"`, `"1.5GiB"`, `"4KB"` (decimal), `"1000"` (bytes).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = unit.trim();
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" | "k" => KIB,
+        "mib" | "m" => MIB,
+        "gib" | "g" => GIB,
+        "tib" | "t" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown size unit `{unit}` (use B, KiB, MiB, GiB, TiB)"
+            ))
+        }
+    };
+    if num.is_empty() {
+        return Err(format!("`{s}`: expected a number, e.g. \"64GiB\""));
+    }
+    if let Ok(v) = num.parse::<u64>() {
+        return v
+            .checked_mul(mult)
+            .ok_or_else(|| format!("`{s}`: too large"));
+    }
+    let f: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}`: `{num}` is not a number"))?;
+    let v = f * mult as f64;
+    if !v.is_finite() || v < 0.0 || v >= u64::MAX as f64 {
+        return Err(format!("`{s}`: out of range"));
+    }
+    Ok(v as u64)
+}
+
+/// Formats bytes with a binary unit (`1.50 GiB`).
+pub fn format_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if bytes >= GIB {
+        format!("{:.2} GiB", b / GIB as f64)
+    } else if bytes >= MIB {
+        format!("{:.2} MiB", b / MIB as f64)
+    } else if bytes >= KIB {
+        format!("{:.2} KiB", b / KIB as f64)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    memory: RawMemory,
+    #[serde(default)]
+    pipeline: RawPipeline,
+    #[serde(default)]
+    srs: RawSrs,
+    #[serde(default)]
+    metrics: RawMetrics,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    budget: Option<String>,
+    margin: Option<String>,
+    request_buffer: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPipeline {
+    synthesis_concurrency: Option<usize>,
+    prover_workers_per_device: Option<usize>,
+    prover_interlock: Option<bool>,
+    channel_capacity: Option<usize>,
+    finalizers: Option<usize>,
+    self_verify: Option<bool>,
+    max_queued_jobs: Option<usize>,
+    result_retention: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSrs {
+    params_dir: Option<PathBuf>,
+    preload: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
+    sample_interval: Option<String>,
+    timeline_capacity: Option<usize>,
+}
+
+fn parse_duration(field: &str, s: &str) -> Result<Duration, EngineError> {
+    humantime::parse_duration(s.trim())
+        .map_err(|e| EngineError::Config(format!("{field} = \"{s}\": {e} (write e.g. \"5m\")")))
+}
+
+fn size_field(field: &str, s: &str) -> Result<u64, EngineError> {
+    parse_size(s).map_err(|e| EngineError::Config(format!("{field}: {e}")))
+}
+
+impl Config {
+    /// Defaults derived from this machine.
+    pub fn default_for_machine() -> Config {
+        Config::defaults_for(&MachineLimits::detect(), None, None)
+    }
+
+    /// Defaults for given machine limits, with an optional budget/margin override.
+    pub fn defaults_for(m: &MachineLimits, budget: Option<u64>, margin: Option<u64>) -> Config {
+        let limit = m.memory_limit();
+        let margin_bytes = margin.unwrap_or_else(|| (limit / 10).max(512 * MIB));
+        let budget_bytes =
+            budget.unwrap_or_else(|| limit.saturating_sub(margin_bytes).max(64 * MIB));
+        let params_dir = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/var/tmp/filecoin-proof-parameters"));
+        Config {
+            budget_bytes,
+            margin_bytes,
+            request_buffer_bytes: (budget_bytes / 32).min(GIB),
+            synthesis_concurrency: m.cpus,
+            prover_workers_per_device: 2,
+            prover_interlock: true,
+            channel_capacity: 2,
+            finalizers: 2,
+            self_verify: true,
+            max_queued_jobs: 1024,
+            result_retention: Duration::from_secs(600),
+            params_dir,
+            preload: Vec::new(),
+            sample_interval: Duration::from_millis(10),
+            timeline_capacity: 100_000,
+        }
+    }
+
+    /// Parses and validates TOML; unset fields take machine-derived defaults.
+    pub fn from_toml_str(s: &str) -> Result<Config, EngineError> {
+        let raw: RawConfig = toml::from_str(s).map_err(|e| EngineError::Config(e.to_string()))?;
+        let budget = raw
+            .memory
+            .budget
+            .as_deref()
+            .map(|s| size_field("memory.budget", s))
+            .transpose()?;
+        let margin = raw
+            .memory
+            .margin
+            .as_deref()
+            .map(|s| size_field("memory.margin", s))
+            .transpose()?;
+        let mut c = Config::defaults_for(&MachineLimits::detect(), budget, margin);
+        if let Some(s) = raw.memory.request_buffer.as_deref() {
+            c.request_buffer_bytes = size_field("memory.request_buffer", s)?;
+        }
+        let p = raw.pipeline;
+        if let Some(v) = p.synthesis_concurrency {
+            c.synthesis_concurrency = v;
+        }
+        if let Some(v) = p.prover_workers_per_device {
+            c.prover_workers_per_device = v;
+            c.channel_capacity = v;
+        }
+        if let Some(v) = p.prover_interlock {
+            c.prover_interlock = v;
+        }
+        if let Some(v) = p.channel_capacity {
+            c.channel_capacity = v;
+        }
+        if let Some(v) = p.finalizers {
+            c.finalizers = v;
+        }
+        if let Some(v) = p.self_verify {
+            c.self_verify = v;
+        }
+        if let Some(v) = p.max_queued_jobs {
+            c.max_queued_jobs = v;
+        }
+        if let Some(s) = p.result_retention.as_deref() {
+            c.result_retention = parse_duration("pipeline.result_retention", s)?;
+        }
+        if let Some(d) = raw.srs.params_dir {
+            c.params_dir = d;
+        }
+        if let Some(v) = raw.srs.preload {
+            c.preload = v;
+        }
+        if let Some(s) = raw.metrics.sample_interval.as_deref() {
+            c.sample_interval = parse_duration("metrics.sample_interval", s)?;
+        }
+        if let Some(v) = raw.metrics.timeline_capacity {
+            c.timeline_capacity = v;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Reads and validates a TOML file.
+    pub fn load(path: &Path) -> Result<Config, EngineError> {
+        let s = std::fs::read_to_string(path)
+            .map_err(|e| EngineError::Config(format!("{}: {e}", path.display())))?;
+        Config::from_toml_str(&s).map_err(|e| match e {
+            EngineError::Config(m) => EngineError::Config(format!("{}: {m}", path.display())),
+            other => other,
+        })
+    }
+
+    /// Checks the fields are usable.
+    pub fn validate(&self) -> Result<(), EngineError> {
+        let bad = |m: &str| Err(EngineError::Config(m.to_string()));
+        if self.budget_bytes == 0 {
+            return bad("memory.budget must be > 0");
+        }
+        if self.request_buffer_bytes >= self.budget_bytes {
+            return bad("memory.request_buffer must be smaller than memory.budget");
+        }
+        if self.synthesis_concurrency == 0 {
+            return bad("pipeline.synthesis_concurrency must be >= 1");
+        }
+        if self.prover_workers_per_device == 0 {
+            return bad("pipeline.prover_workers_per_device must be >= 1");
+        }
+        if self.channel_capacity == 0 {
+            return bad("pipeline.channel_capacity must be >= 1");
+        }
+        if self.finalizers == 0 {
+            return bad("pipeline.finalizers must be >= 1");
+        }
+        if self.max_queued_jobs == 0 {
+            return bad("pipeline.max_queued_jobs must be >= 1");
+        }
+        if self.sample_interval.is_zero() {
+            return bad("metrics.sample_interval must be > 0");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64GiB"), Ok(64 * GIB));
+        assert_eq!(parse_size(" 512 MiB "), Ok(512 * MIB));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 * GIB / 2));
+        assert_eq!(parse_size("4KB"), Ok(4000));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("GiB").is_err());
+    }
+
+    #[test]
+    fn toml_overrides_and_defaults() {
+        let c = Config::from_toml_str(
+            "[memory]\nbudget = \"3GiB\"\n[pipeline]\nprover_workers_per_device = 3\nresult_retention = \"5m\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.budget_bytes, 3 * GIB);
+        assert_eq!(c.request_buffer_bytes, 3 * GIB / 32);
+        assert_eq!(c.prover_workers_per_device, 3);
+        assert_eq!(c.channel_capacity, 3);
+        assert_eq!(c.result_retention, Duration::from_secs(300));
+        assert!(c.self_verify);
+    }
+
+    #[test]
+    fn bad_toml_is_a_config_error() {
+        for s in [
+            "[memory]\nbudget = \"lots\"",
+            "[pipeline]\nsynthesis_concurrency = 0",
+            "[pipeline]\nresult_retention = \"soon\"",
+            "[nope]\nx = 1",
+        ] {
+            assert!(
+                matches!(Config::from_toml_str(s), Err(EngineError::Config(_))),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn load_reads_a_file_and_names_it_in_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("cuzk.toml");
+        std::fs::write(
+            &good,
+            "[srs]\npreload = [\"porep-2k\"]\n[metrics]\nsample_interval = \"5ms\"\n",
+        )
+        .unwrap();
+        let c = Config::load(&good).unwrap();
+        assert_eq!(c.preload, vec!["porep-2k".to_string()]);
+        assert_eq!(c.sample_interval, Duration::from_millis(5));
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "[memory]\nbudget = \"9 bananas\"\n").unwrap();
+        let e = Config::load(&bad).unwrap_err().to_string();
+        assert!(e.contains("bad.toml") && e.contains("memory.budget"), "{e}");
+        assert!(Config::load(&dir.path().join("missing.toml")).is_err());
+    }
+
+    #[test]
+    fn default_budget_is_below_the_machine_limit() {
+        let m = MachineLimits {
+            mem_total: Some(24 * GIB),
+            cgroup_limit: Some(16 * GIB),
+            cpus: 2,
+        };
+        let c = Config::defaults_for(&m, None, None);
+        assert_eq!(c.margin_bytes, 16 * GIB / 10);
+        assert_eq!(c.budget_bytes, 16 * GIB - 16 * GIB / 10);
+        assert_eq!(c.synthesis_concurrency, 2);
+        assert!(Config::default_for_machine().validate().is_ok());
+    }
+}

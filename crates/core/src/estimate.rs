@@ -1,0 +1,205 @@
+//! Working-set estimates per circuit shape: conservative until measured, then calibrated from
+//! the first synthesized partition's actual allocation sizes and cached.
+use cuzk_groth16::{Density, Synthesized};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+
+const SCALAR: u64 = 32;
+/// Fixed allowance for prover scratch (bucket arrays, small temporaries).
+const PROVER_SCRATCH: u64 = 1 << 20;
+
+/// Bytes one partition of a circuit shape holds at each phase.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkingSetEstimate {
+    /// Peak during synthesis (vectors growing by reallocation included).
+    pub synthesis_peak: u64,
+    /// Held while waiting for and inside the prover's `start` (a/b/c padded to the domain,
+    /// assignments, scratch).
+    pub proving: u64,
+    /// Held after `start` until `finish` (assignments kept for a deferred G2 MSM).
+    pub after_start: u64,
+    /// Held after `finish` (the encoded proof).
+    pub after_finish: u64,
+    /// True once measured from a real synthesized partition.
+    pub calibrated: bool,
+}
+
+impl WorkingSetEstimate {
+    /// The reservation a partition takes before synthesis: the most it will hold at once.
+    pub fn admission_bytes(&self) -> u64 {
+        self.synthesis_peak.max(self.proving)
+    }
+
+    /// From a shape (constraints, inputs incl. ONE, aux variables) before any measurement:
+    /// assumes vectors may have doubled during synthesis.
+    pub fn from_shape(constraints: usize, inputs: usize, aux: usize) -> WorkingSetEstimate {
+        let (c, i, a) = (constraints as u64, inputs as u64, aux as u64);
+        let len = c + i;
+        let domain = len.max(1).next_power_of_two();
+        let density = a.div_ceil(64) * 8 * 2 + i.div_ceil(64) * 8;
+        let resident = SCALAR * (3 * len + i + a) + density;
+        let proving = 3 * SCALAR * domain + 2 * SCALAR * (i + a) + density + PROVER_SCRATCH;
+        WorkingSetEstimate {
+            synthesis_peak: 2 * resident,
+            proving: proving.max(resident),
+            after_start: SCALAR * (i + a) + density,
+            after_finish: cuzk_groth16::proof::PROOF_BYTES as u64,
+            calibrated: false,
+        }
+    }
+
+    /// From a measured partition: capacities are what the allocator really holds.
+    pub fn from_synthesized(s: &Synthesized) -> WorkingSetEstimate {
+        let resident = resident_bytes(s);
+        let biggest = [
+            s.a.capacity(),
+            s.b.capacity(),
+            s.c.capacity(),
+            s.aux.capacity(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0) as u64
+            * SCALAR;
+        let len = s.a.len().max(s.b.len()).max(s.c.len()) as u64;
+        let domain = len.max(1).next_power_of_two();
+        let assign = SCALAR * (s.inputs.capacity() + s.aux.capacity()) as u64;
+        let dens = density_bytes(&s.a_aux_density)
+            + density_bytes(&s.b_input_density)
+            + density_bytes(&s.b_aux_density);
+        let proving = 3 * SCALAR * domain + 2 * assign + dens + PROVER_SCRATCH;
+        WorkingSetEstimate {
+            // The last reallocation of the largest vector briefly holds old and new buffers.
+            synthesis_peak: resident + biggest / 2,
+            proving: proving.max(resident),
+            after_start: assign + dens,
+            after_finish: cuzk_groth16::proof::PROOF_BYTES as u64,
+            calibrated: true,
+        }
+    }
+
+    /// When nothing is known but the SRS size: a working set is smaller than its SRS
+    /// (a 32-byte scalar per constraint and variable against 96-byte points for each).
+    pub fn from_srs_size(srs_bytes: u64) -> WorkingSetEstimate {
+        let b = srs_bytes.max(1 << 20) + PROVER_SCRATCH;
+        WorkingSetEstimate {
+            synthesis_peak: b,
+            proving: b,
+            after_start: b / 4,
+            after_finish: cuzk_groth16::proof::PROOF_BYTES as u64,
+            calibrated: false,
+        }
+    }
+}
+
+fn density_bytes(d: &Density) -> u64 {
+    d.words.capacity() as u64 * 8
+}
+
+/// Bytes a synthesized partition holds (by capacity).
+pub fn resident_bytes(s: &Synthesized) -> u64 {
+    SCALAR
+        * (s.inputs.capacity()
+            + s.aux.capacity()
+            + s.a.capacity()
+            + s.b.capacity()
+            + s.c.capacity()) as u64
+        + density_bytes(&s.a_aux_density)
+        + density_bytes(&s.b_input_density)
+        + density_bytes(&s.b_aux_density)
+}
+
+/// The cache of calibrated estimates, keyed by circuit id.
+#[derive(Debug, Default)]
+pub struct Estimator {
+    /// Calibrated entries only; uncalibrated estimates are recomputed from hints each time.
+    calibrated: Mutex<HashMap<String, WorkingSetEstimate>>,
+}
+
+impl Estimator {
+    /// The calibrated estimate of a circuit id, if one exists.
+    pub fn calibrated(&self, circuit_id: &str) -> Option<WorkingSetEstimate> {
+        self.calibrated.lock().get(circuit_id).copied()
+    }
+
+    /// The best estimate available: calibrated, else from the shape hint, else from the SRS
+    /// size, else `fallback` bytes.
+    pub fn estimate(
+        &self,
+        circuit_id: &str,
+        hint: Option<(usize, usize, usize)>,
+        srs_bytes: Option<u64>,
+        fallback: u64,
+    ) -> WorkingSetEstimate {
+        if let Some(e) = self.calibrated(circuit_id) {
+            return e;
+        }
+        match (hint, srs_bytes) {
+            (Some((c, i, a)), _) => WorkingSetEstimate::from_shape(c, i, a),
+            (None, Some(s)) => WorkingSetEstimate::from_srs_size(s),
+            (None, None) => WorkingSetEstimate::from_srs_size(fallback),
+        }
+    }
+
+    /// Records a measurement the first time a circuit id is seen; returns the cached estimate.
+    pub fn calibrate(&self, circuit_id: &str, s: &Synthesized) -> WorkingSetEstimate {
+        *self
+            .calibrated
+            .lock()
+            .entry(circuit_id.to_string())
+            .or_insert_with(|| WorkingSetEstimate::from_synthesized(s))
+    }
+
+    /// All calibrated estimates.
+    pub fn all(&self) -> Vec<(String, WorkingSetEstimate)> {
+        let mut v: Vec<_> = self
+            .calibrated
+            .lock()
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuzk_groth16::Scalar;
+
+    fn fake(constraints: usize, inputs: usize, aux: usize) -> Synthesized {
+        let x = Scalar::from(7u64);
+        let len = constraints + inputs;
+        Synthesized {
+            inputs: vec![x; inputs],
+            aux: vec![x; aux],
+            a: vec![x; len],
+            b: vec![x; len],
+            c: vec![x; len],
+            num_constraints: constraints,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn shape_estimate_covers_the_measurement() {
+        let s = fake(1000, 3, 900);
+        let measured = WorkingSetEstimate::from_synthesized(&s);
+        let hinted = WorkingSetEstimate::from_shape(1000, 3, 900);
+        assert!(hinted.synthesis_peak >= measured.synthesis_peak);
+        assert!(hinted.proving >= measured.proving);
+        assert!(measured.proving >= resident_bytes(&s));
+        assert!(measured.calibrated && !hinted.calibrated);
+    }
+
+    #[test]
+    fn first_sample_is_cached() {
+        let e = Estimator::default();
+        assert!(e.calibrated("x").is_none());
+        let first = e.calibrate("x", &fake(100, 2, 50));
+        let second = e.calibrate("x", &fake(5000, 2, 50));
+        assert_eq!(first, second);
+        assert_eq!(e.estimate("x", Some((1, 1, 1)), None, 0), first);
+    }
+}

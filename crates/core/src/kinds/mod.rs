@@ -1,0 +1,109 @@
+//! Proof kinds: planners that turn requests into partition plans.
+//!
+//! - [`filecoin`]: the Filecoin proof kinds (PoRep C2, SnapDeals, WindowPoSt, WinningPoSt).
+//! - [`synthetic`]: configurable synthetic circuits for tests and benchmarks.
+//! - [`Router`]: one planner for the engine that sends synthetic requests and circuit ids to
+//!   the synthetic planner and everything else to another (the Filecoin planner).
+use crate::error::EngineError;
+use crate::planner::{JobPlan, Planner};
+use crate::request::{ProofKind, ProofRequest};
+use cuzk_groth16::Srs;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub mod filecoin;
+pub mod synthetic;
+
+/// Routes by proof kind (for `plan`) and by circuit id (for parameters): `Synthetic` requests
+/// and ids starting with `synthetic:` or `sha256:` go to the synthetic planner.
+pub struct Router {
+    /// The synthetic planner.
+    pub synthetic: synthetic::SyntheticPlanner,
+    /// Every other kind; `None` rejects them as unsupported.
+    pub other: Option<Arc<dyn Planner>>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("synthetic", &self.synthetic)
+            .field("other", &self.other.is_some())
+            .finish()
+    }
+}
+
+fn is_synthetic_id(circuit_id: &str) -> bool {
+    circuit_id.starts_with("synthetic:") || circuit_id.starts_with("sha256:")
+}
+
+impl Router {
+    fn for_id(&self, circuit_id: &str) -> Result<&dyn Planner, EngineError> {
+        if is_synthetic_id(circuit_id) {
+            return Ok(&self.synthetic);
+        }
+        self.other
+            .as_deref()
+            .ok_or_else(|| EngineError::UnknownCircuit(circuit_id.to_string()))
+    }
+}
+
+impl Planner for Router {
+    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+        if req.kind == ProofKind::Synthetic {
+            return self.synthetic.plan(req);
+        }
+        match &self.other {
+            Some(p) => p.plan(req),
+            None => Err(EngineError::InvalidRequest(format!(
+                "proof kind {} is not supported by this build",
+                req.kind
+            ))),
+        }
+    }
+
+    fn params_path(&self, circuit_id: &str) -> Result<PathBuf, EngineError> {
+        self.for_id(circuit_id)?.params_path(circuit_id)
+    }
+
+    fn srs_size_hint(&self, circuit_id: &str) -> Result<u64, EngineError> {
+        self.for_id(circuit_id)?.srs_size_hint(circuit_id)
+    }
+
+    fn load_srs(&self, circuit_id: &str) -> Result<Srs, EngineError> {
+        self.for_id(circuit_id)?.load_srs(circuit_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_by_kind_and_id() {
+        let r = Router {
+            synthetic: synthetic::SyntheticPlanner::default(),
+            other: None,
+        };
+        let porep = ProofRequest {
+            kind: ProofKind::PorepSealCommit,
+            vanilla_proof: b"{}".to_vec(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            r.plan(&porep),
+            Err(EngineError::InvalidRequest(_))
+        ));
+        assert!(matches!(
+            r.params_path("porep-32g"),
+            Err(EngineError::UnknownCircuit(_))
+        ));
+        let syn = ProofRequest {
+            kind: ProofKind::Synthetic,
+            vanilla_proof: b"synthetic:constraints=64,partitions=2".to_vec(),
+            ..Default::default()
+        };
+        let plan = r.plan(&syn).unwrap();
+        assert_eq!(plan.partitions.len(), 2);
+        assert!(r.srs_size_hint(&plan.partitions[0].circuit_id).unwrap() > 0);
+    }
+}

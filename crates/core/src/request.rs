@@ -1,0 +1,203 @@
+//! What callers send (proof requests) and get back (job outcomes, timings).
+use std::fmt;
+use std::time::Duration;
+
+/// The kind of proof a request asks for (the gRPC `ProofKind`, plus synthetic test circuits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProofKind {
+    /// PoRep commit phase 2 (`POREP_SEAL_COMMIT`).
+    #[default]
+    PorepSealCommit,
+    /// SnapDeals sector update (`SNAP_DEALS_UPDATE`).
+    SnapDealsUpdate,
+    /// One WindowPoSt partition (`WINDOW_POST_PARTITION`).
+    WindowPostPartition,
+    /// WinningPoSt (`WINNING_POST`).
+    WinningPost,
+    /// A synthetic circuit for tests and benchmarks; the spec string is in `vanilla_proof`.
+    Synthetic,
+}
+
+impl ProofKind {
+    /// Every kind, in reporting order.
+    pub const ALL: [ProofKind; 5] = [
+        ProofKind::PorepSealCommit,
+        ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPostPartition,
+        ProofKind::WinningPost,
+        ProofKind::Synthetic,
+    ];
+
+    /// The protocol's name for the kind (`POREP_SEAL_COMMIT`, ..., `SYNTHETIC`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::PorepSealCommit => "POREP_SEAL_COMMIT",
+            ProofKind::SnapDealsUpdate => "SNAP_DEALS_UPDATE",
+            ProofKind::WindowPostPartition => "WINDOW_POST_PARTITION",
+            ProofKind::WinningPost => "WINNING_POST",
+            ProofKind::Synthetic => "SYNTHETIC",
+        }
+    }
+}
+
+impl fmt::Display for ProofKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Scheduling priority; higher runs first. FIFO within one level.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Priority {
+    /// Background work.
+    Low,
+    /// The default.
+    #[default]
+    Normal,
+    /// E.g. WindowPoSt.
+    High,
+    /// E.g. WinningPoSt, which has a deadline of seconds.
+    Critical,
+}
+
+impl Priority {
+    /// Every level, lowest first.
+    pub const ALL: [Priority; 4] = [
+        Priority::Low,
+        Priority::Normal,
+        Priority::High,
+        Priority::Critical,
+    ];
+
+    /// Upper-case name (`LOW`, `NORMAL`, `HIGH`, `CRITICAL`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::Low => "LOW",
+            Priority::Normal => "NORMAL",
+            Priority::High => "HIGH",
+            Priority::Critical => "CRITICAL",
+        }
+    }
+}
+
+impl fmt::Display for Priority {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A proof request, as received from a client (fields follow `SubmitProofRequest`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProofRequest {
+    /// The caller's idempotency key: a second submit with the same non-empty id returns the
+    /// first job instead of starting another. Empty: no idempotency.
+    pub request_id: String,
+    /// What to prove.
+    pub kind: ProofKind,
+    /// Scheduling priority.
+    pub priority: Priority,
+    /// Sector size in bytes.
+    pub sector_size: u64,
+    /// Numeric registered proof (RegisteredSealProof / PoSt / Update, as in the FFI).
+    pub registered_proof: u64,
+    /// Single vanilla proof payload (PoRep C1 envelope; synthetic spec string).
+    pub vanilla_proof: Vec<u8>,
+    /// Per-partition or per-sector vanilla proofs (SnapDeals, PoSt).
+    pub vanilla_proofs: Vec<Vec<u8>>,
+    /// Sector number.
+    pub sector_number: u64,
+    /// Miner actor id.
+    pub miner_id: u64,
+    /// 32-byte PoSt randomness.
+    pub randomness: Vec<u8>,
+    /// WindowPoSt partition index.
+    pub partition_index: u32,
+    /// SnapDeals: old replica commitment.
+    pub comm_r_old: Vec<u8>,
+    /// SnapDeals: new replica commitment.
+    pub comm_r_new: Vec<u8>,
+    /// SnapDeals: new data commitment.
+    pub comm_d_new: Vec<u8>,
+}
+
+impl ProofRequest {
+    /// Bytes of payload the request carries (accounted while it is queued).
+    pub fn payload_bytes(&self) -> u64 {
+        (self.vanilla_proof.len()
+            + self.vanilla_proofs.iter().map(Vec::len).sum::<usize>()
+            + self.randomness.len()
+            + self.comm_r_old.len()
+            + self.comm_r_new.len()
+            + self.comm_d_new.len()
+            + self.request_id.len()) as u64
+    }
+}
+
+/// The answer to a submit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submitted {
+    /// The job's id, for `wait` and `cancel`.
+    pub job_id: String,
+    /// Jobs queued ahead of this one (0: it is next or already running).
+    pub queue_position: u32,
+    /// True when `request_id` matched an existing job and that job was returned.
+    pub duplicate: bool,
+}
+
+/// How a job ended (or that the wait for it timed out).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobState {
+    /// The proof: partition proofs (192 bytes each) concatenated in partition order.
+    Completed {
+        /// The proof bytes.
+        proof: Vec<u8>,
+    },
+    /// The job failed; the message says why.
+    Failed {
+        /// A readable reason.
+        error: String,
+    },
+    /// The job was cancelled.
+    Cancelled,
+    /// `wait` gave up before the job finished; the job goes on.
+    TimedOut,
+}
+
+impl JobState {
+    /// Short upper-case name (`COMPLETED`, `FAILED`, `CANCELLED`, `TIMEOUT`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobState::Completed { .. } => "COMPLETED",
+            JobState::Failed { .. } => "FAILED",
+            JobState::Cancelled => "CANCELLED",
+            JobState::TimedOut => "TIMEOUT",
+        }
+    }
+}
+
+/// Where a job's time went. Stage durations are summed over partitions, except `queue_wait`
+/// (submit until the first partition was admitted) and `total` (submit until done).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobTimings {
+    /// From submit until the first partition got its memory and started.
+    pub queue_wait: Duration,
+    /// Time spent loading the SRS on this job's behalf.
+    pub srs_load: Duration,
+    /// Synthesis, summed over partitions.
+    pub synthesis: Duration,
+    /// Prover (`start` + `finish`), summed over partitions.
+    pub prover: Duration,
+    /// From submit until the job ended.
+    pub total: Duration,
+}
+
+/// A job's result as returned by `wait`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobOutcome {
+    /// The job's id.
+    pub job_id: String,
+    /// How it ended.
+    pub state: JobState,
+    /// Where the time went (so far, for `TimedOut`).
+    pub timings: JobTimings,
+}

@@ -1,0 +1,413 @@
+//! The SRS cache: proving parameters loaded on demand under a reservation, ref-counted,
+//! evicted least-recently-used when idle and memory is short, with explicit preload/evict.
+//!
+//! Tiers: *hot* entries are loaded in memory, ready for a backend; *warm* entries were loaded
+//! before and evicted (their file is likely still in the page cache, which the kernel may
+//! reclaim, so it is not reserved); *cold* entries are known ids never loaded.
+use crate::budget::{Category, MemoryBudget, Reservation};
+use crate::error::EngineError;
+use crate::planner::Planner;
+use crate::request::Priority;
+use crate::verify::PreparedVk;
+use cuzk_groth16::Srs;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Reads a `.params` file into memory.
+pub fn read_params_file(circuit_id: &str, path: &Path) -> Result<Srs, EngineError> {
+    crate::verify::read_params(path).map_err(|message| EngineError::Srs {
+        circuit_id: circuit_id.to_string(),
+        message,
+    })
+}
+
+/// Where an SRS lives now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SrsTier {
+    /// Loaded and ready for a backend.
+    Hot,
+    /// Loaded before and evicted; probably still in the page cache.
+    Warm,
+    /// Known but never loaded.
+    Cold,
+}
+
+impl SrsTier {
+    /// Upper-case name (`HOT`, `WARM`, `COLD`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SrsTier::Hot => "HOT",
+            SrsTier::Warm => "WARM",
+            SrsTier::Cold => "COLD",
+        }
+    }
+}
+
+/// One SRS as shown in status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SrsEntryStatus {
+    /// The circuit id.
+    pub circuit_id: String,
+    /// Where it lives.
+    pub tier: SrsTier,
+    /// Bytes it occupies when loaded (known once loaded or sized).
+    pub size_bytes: u64,
+    /// Partitions (and preloads) using it now.
+    pub ref_count: u32,
+}
+
+/// A loaded SRS with what is derived from it once.
+pub struct LoadedSrs {
+    /// The circuit id.
+    pub circuit_id: String,
+    /// The parameters.
+    pub srs: Srs,
+    /// The verifying key prepared for pairings, computed on first use.
+    pvk: OnceLock<PreparedVk>,
+    /// How long the load took.
+    pub load_time: Duration,
+}
+
+impl fmt::Debug for LoadedSrs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedSrs")
+            .field("circuit_id", &self.circuit_id)
+            .field("size_bytes", &self.srs.size_bytes())
+            .finish()
+    }
+}
+
+impl LoadedSrs {
+    /// The prepared verifying key.
+    pub fn pvk(&self) -> &PreparedVk {
+        self.pvk.get_or_init(|| PreparedVk::new(&self.srs.vk))
+    }
+}
+
+struct Entry {
+    loaded: Arc<LoadedSrs>,
+    /// Covers the loaded SRS; dropped with the entry.
+    reservation: Reservation,
+    refs: u32,
+    last_used: Instant,
+    /// Evict as soon as the last user lets go (an explicit evict arrived while in use).
+    evict_when_idle: bool,
+}
+
+struct State {
+    hot: HashMap<String, Entry>,
+    /// Ids seen before but not loaded now: (tier, last known size).
+    known: HashMap<String, (SrsTier, u64)>,
+    /// One async lock per circuit id so only one load of an id runs at a time.
+    load_locks: HashMap<String, Arc<tokio::sync::Mutex<()>>>,
+}
+
+struct Inner {
+    budget: MemoryBudget,
+    planner: Arc<dyn Planner>,
+    /// A `parking_lot` mutex: held for map updates only, never across an await or a load.
+    state: Mutex<State>,
+}
+
+/// The cache. Cheap to clone.
+#[derive(Clone)]
+pub struct SrsCache {
+    inner: Arc<Inner>,
+}
+
+/// A counted reference to a loaded SRS; while one exists the entry is never evicted.
+pub struct SrsHandle {
+    loaded: Arc<LoadedSrs>,
+    cache: SrsCache,
+}
+
+impl fmt::Debug for SrsHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.loaded.fmt(f)
+    }
+}
+
+impl std::ops::Deref for SrsHandle {
+    type Target = LoadedSrs;
+    fn deref(&self) -> &LoadedSrs {
+        &self.loaded
+    }
+}
+
+impl Drop for SrsHandle {
+    fn drop(&mut self) {
+        self.cache.release(&self.loaded.circuit_id);
+    }
+}
+
+/// What a get did.
+#[derive(Debug)]
+pub struct Acquired {
+    /// The reference.
+    pub handle: SrsHandle,
+    /// True when it was already loaded.
+    pub was_loaded: bool,
+    /// Time spent loading (zero if it was loaded).
+    pub load_time: Duration,
+}
+
+impl SrsCache {
+    /// A cache that loads through `planner` under reservations from `budget`.
+    pub fn new(budget: MemoryBudget, planner: Arc<dyn Planner>) -> SrsCache {
+        SrsCache {
+            inner: Arc::new(Inner {
+                budget,
+                planner,
+                state: Mutex::new(State {
+                    hot: HashMap::new(),
+                    known: HashMap::new(),
+                    load_locks: HashMap::new(),
+                }),
+            }),
+        }
+    }
+
+    /// A reclaimer for the budget that evicts idle entries of this cache (holding it weakly,
+    /// so budget and cache do not keep each other alive).
+    pub fn reclaimer(&self) -> crate::budget::Reclaimer {
+        let weak = Arc::downgrade(&self.inner);
+        Arc::new(move |shortfall| {
+            if let Some(inner) = weak.upgrade() {
+                SrsCache { inner }.reclaim(shortfall);
+            }
+        })
+    }
+
+    fn try_hot(&self, circuit_id: &str) -> Option<SrsHandle> {
+        let mut st = self.inner.state.lock();
+        let e = st.hot.get_mut(circuit_id)?;
+        e.refs += 1;
+        e.last_used = Instant::now();
+        Some(SrsHandle {
+            loaded: e.loaded.clone(),
+            cache: self.clone(),
+        })
+    }
+
+    /// Bytes an SRS occupies or will occupy, if known without loading.
+    pub fn size_hint(&self, circuit_id: &str) -> Option<u64> {
+        let st = self.inner.state.lock();
+        if let Some(e) = st.hot.get(circuit_id) {
+            return Some(e.reservation.bytes());
+        }
+        if let Some(&(_, s)) = st.known.get(circuit_id) {
+            if s > 0 {
+                return Some(s);
+            }
+        }
+        drop(st);
+        self.inner.planner.srs_size_hint(circuit_id).ok()
+    }
+
+    /// Returns a reference to the SRS, loading it (under a reservation of its size, waiting
+    /// for memory at `priority`) if it is not hot.
+    pub async fn get(&self, circuit_id: &str, priority: Priority) -> Result<Acquired, EngineError> {
+        if let Some(handle) = self.try_hot(circuit_id) {
+            return Ok(Acquired {
+                handle,
+                was_loaded: true,
+                load_time: Duration::ZERO,
+            });
+        }
+        let lock = {
+            let mut st = self.inner.state.lock();
+            st.load_locks
+                .entry(circuit_id.to_string())
+                .or_default()
+                .clone()
+        };
+        let _loading = lock.lock().await;
+        if let Some(handle) = self.try_hot(circuit_id) {
+            return Ok(Acquired {
+                handle,
+                was_loaded: true,
+                load_time: Duration::ZERO,
+            });
+        }
+        let t0 = Instant::now();
+        let size = self.inner.planner.srs_size_hint(circuit_id)?;
+        let budget = &self.inner.budget;
+        let mut reservation = budget
+            .acquire(size, Category::Srs, priority)
+            .await
+            .map_err(|e| match e {
+                crate::error::BudgetError::TooLarge { needed, budget } => EngineError::TooLarge {
+                    what: format!("SRS {circuit_id}"),
+                    needed,
+                    budget,
+                },
+                other => EngineError::Srs {
+                    circuit_id: circuit_id.to_string(),
+                    message: other.to_string(),
+                },
+            })?;
+        let planner = self.inner.planner.clone();
+        let id = circuit_id.to_string();
+        let srs = tokio::task::spawn_blocking(move || planner.load_srs(&id))
+            .await
+            .map_err(|e| EngineError::Internal(format!("SRS load task: {e}")))??;
+        // Account what is really held; a file larger than its points only shrinks it.
+        let actual = srs.size_bytes();
+        if actual < reservation.bytes() {
+            reservation.shrink_to(actual);
+        } else {
+            reservation.grow_unchecked(actual - reservation.bytes());
+        }
+        let load_time = t0.elapsed();
+        tracing::info!(circuit = %circuit_id, bytes = actual, ms = load_time.as_millis() as u64, "SRS loaded");
+        let loaded = Arc::new(LoadedSrs {
+            circuit_id: circuit_id.to_string(),
+            srs,
+            pvk: OnceLock::new(),
+            load_time,
+        });
+        {
+            let mut st = self.inner.state.lock();
+            st.known.remove(circuit_id);
+            st.hot.insert(
+                circuit_id.to_string(),
+                Entry {
+                    loaded: loaded.clone(),
+                    reservation,
+                    refs: 1,
+                    last_used: Instant::now(),
+                    evict_when_idle: false,
+                },
+            );
+        }
+        Ok(Acquired {
+            handle: SrsHandle {
+                loaded,
+                cache: self.clone(),
+            },
+            was_loaded: false,
+            load_time,
+        })
+    }
+
+    fn release(&self, circuit_id: &str) {
+        let evicted = {
+            let mut st = self.inner.state.lock();
+            let Some(e) = st.hot.get_mut(circuit_id) else {
+                return;
+            };
+            e.refs = e.refs.saturating_sub(1);
+            e.last_used = Instant::now();
+            if e.refs == 0 && e.evict_when_idle {
+                Self::remove_locked(&mut st, circuit_id)
+            } else {
+                None
+            }
+        };
+        drop(evicted);
+        // Memory may be short and this entry just became evictable.
+        let shortfall = self.inner.budget.shortfall();
+        if shortfall > 0 {
+            self.reclaim(shortfall);
+        }
+    }
+
+    fn remove_locked(st: &mut State, circuit_id: &str) -> Option<Entry> {
+        let e = st.hot.remove(circuit_id)?;
+        st.known.insert(
+            circuit_id.to_string(),
+            (SrsTier::Warm, e.reservation.bytes()),
+        );
+        Some(e)
+    }
+
+    /// Evicts idle entries, least recently used first, until `shortfall` bytes are freed or
+    /// none is idle. Returns the bytes freed.
+    pub fn reclaim(&self, shortfall: u64) -> u64 {
+        let evicted: Vec<Entry> = {
+            let mut st = self.inner.state.lock();
+            let mut idle: Vec<(Instant, String)> = st
+                .hot
+                .iter()
+                .filter(|(_, e)| e.refs == 0)
+                .map(|(k, e)| (e.last_used, k.clone()))
+                .collect();
+            idle.sort();
+            let mut freed = 0;
+            let mut out = Vec::new();
+            for (_, id) in idle {
+                if freed >= shortfall {
+                    break;
+                }
+                if let Some(e) = Self::remove_locked(&mut st, &id) {
+                    freed += e.reservation.bytes();
+                    tracing::info!(circuit = %id, bytes = e.reservation.bytes(), "SRS evicted under memory pressure");
+                    out.push(e);
+                }
+            }
+            out
+        };
+        // Dropped outside the cache lock: the reservations' drop serves budget waiters.
+        evicted.iter().map(|e| e.reservation.bytes()).sum()
+    }
+
+    /// Explicit eviction. Returns (was_loaded, freed_bytes); an entry in use is marked to be
+    /// evicted when its last user lets go and reports 0 bytes freed now.
+    pub fn evict(&self, circuit_id: &str) -> (bool, u64) {
+        let e = {
+            let mut st = self.inner.state.lock();
+            match st.hot.get_mut(circuit_id) {
+                None => return (false, 0),
+                Some(e) if e.refs > 0 => {
+                    e.evict_when_idle = true;
+                    return (true, 0);
+                }
+                Some(_) => Self::remove_locked(&mut st, circuit_id),
+            }
+        };
+        let freed = e.as_ref().map_or(0, |e| e.reservation.bytes());
+        (true, freed)
+    }
+
+    /// Evicts every idle entry (shutdown). Returns bytes freed.
+    pub fn evict_all_idle(&self) -> u64 {
+        self.reclaim(u64::MAX)
+    }
+
+    /// Notes a circuit id as known (cold) for status, e.g. from the preload list.
+    pub fn note_known(&self, circuit_id: &str) {
+        let mut st = self.inner.state.lock();
+        if !st.hot.contains_key(circuit_id) {
+            st.known
+                .entry(circuit_id.to_string())
+                .or_insert((SrsTier::Cold, 0));
+        }
+    }
+
+    /// Every known entry, hot first, then by id.
+    pub fn status(&self) -> Vec<SrsEntryStatus> {
+        let st = self.inner.state.lock();
+        let mut v: Vec<SrsEntryStatus> = st
+            .hot
+            .iter()
+            .map(|(k, e)| SrsEntryStatus {
+                circuit_id: k.clone(),
+                tier: SrsTier::Hot,
+                size_bytes: e.reservation.bytes(),
+                ref_count: e.refs,
+            })
+            .chain(st.known.iter().map(|(k, &(tier, size))| SrsEntryStatus {
+                circuit_id: k.clone(),
+                tier,
+                size_bytes: size,
+                ref_count: 0,
+            }))
+            .collect();
+        v.sort_by(|a, b| (a.tier as u8, &a.circuit_id).cmp(&(b.tier as u8, &b.circuit_id)));
+        v
+    }
+}

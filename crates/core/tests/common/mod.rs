@@ -1,0 +1,262 @@
+//! Test support: a fake prover backend that sleeps controlled durations and really allocates
+//! the declared sizes, and a fake planner with controlled partition sizes and counts.
+#![allow(dead_code)]
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cuzk_core::{Config, EngineError, JobPlan, PartitionPlan, Planner, ProofRequest};
+use cuzk_groth16::prover::PendingG2;
+use cuzk_groth16::{Pending, Proof, ProveError, ProverBackend, Srs, Synthesized, VerifyingKey};
+use group::prime::PrimeCurveAffine;
+use parking_lot::Mutex;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Synthesized partitions alive (from synthesis until the backend frees a/b/c), and the most
+/// seen at once: shared by a planner and a backend.
+#[derive(Debug, Default)]
+pub struct Live {
+    pub now: AtomicI64,
+    pub max: AtomicI64,
+}
+
+impl Live {
+    fn inc(&self) {
+        let n = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max.fetch_max(n, Ordering::SeqCst);
+    }
+
+    fn dec(&self) {
+        self.now.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A backend whose `start` pads a/b/c to the domain (like the CPU prover does in place),
+/// sleeps `start`, and whose `finish` sleeps `finish`. Records each `start` interval.
+pub struct FakeBackend {
+    pub start: Duration,
+    pub finish: Duration,
+    pub intervals: Mutex<Vec<(Instant, Instant)>>,
+    pub concurrent: Mutex<(u32, u32)>,
+    pub live: Arc<Live>,
+}
+
+impl FakeBackend {
+    pub fn new(start_ms: u64, finish_ms: u64) -> FakeBackend {
+        FakeBackend {
+            start: Duration::from_millis(start_ms),
+            finish: Duration::from_millis(finish_ms),
+            intervals: Mutex::new(Vec::new()),
+            concurrent: Mutex::new((0, 0)),
+            live: Arc::default(),
+        }
+    }
+
+    /// Counts freed partitions in `live`.
+    pub fn with_live(mut self, live: Arc<Live>) -> FakeBackend {
+        self.live = live;
+        self
+    }
+
+    /// Fraction of [first start, last end] covered by some `start` call.
+    pub fn busy_fraction(&self) -> f64 {
+        let mut v = self.intervals.lock().clone();
+        v.sort();
+        let (Some(first), Some(last)) = (v.first().map(|x| x.0), v.iter().map(|x| x.1).max())
+        else {
+            return 0.0;
+        };
+        let mut covered = Duration::ZERO;
+        let mut cur: Option<(Instant, Instant)> = None;
+        for (a, b) in v {
+            match cur {
+                Some((ca, cb)) if a <= cb => cur = Some((ca, cb.max(b))),
+                Some((ca, cb)) => {
+                    covered += cb - ca;
+                    cur = Some((a, b));
+                }
+                None => cur = Some((a, b)),
+            }
+        }
+        if let Some((ca, cb)) = cur {
+            covered += cb - ca;
+        }
+        covered.as_secs_f64() / (last - first).as_secs_f64().max(1e-9)
+    }
+
+    /// Most `start` calls seen running at once.
+    pub fn max_concurrent(&self) -> u32 {
+        self.concurrent.lock().1
+    }
+}
+
+impl ProverBackend for FakeBackend {
+    fn name(&self) -> String {
+        "fake".into()
+    }
+
+    fn start(
+        &self,
+        _srs: &Srs,
+        mut circuit: Synthesized,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<Pending, ProveError> {
+        {
+            let mut c = self.concurrent.lock();
+            c.0 += 1;
+            c.1 = c.1.max(c.0);
+        }
+        let t0 = Instant::now();
+        let domain = circuit.a.len().next_power_of_two();
+        let x = Scalar::from(3u64);
+        circuit.a.resize(domain, x);
+        circuit.b.resize(domain, x);
+        circuit.c.resize(domain, x);
+        std::thread::sleep(self.start);
+        drop(circuit);
+        self.live.dec();
+        self.intervals.lock().push((t0, Instant::now()));
+        self.concurrent.lock().0 -= 1;
+        Ok(Pending {
+            r,
+            s,
+            a_g1: G1Projective::from(G1Affine::generator()),
+            b_g1: G1Projective::from(G1Affine::generator()),
+            h_l: G1Projective::from(G1Affine::generator()),
+            b_g2: PendingG2::Done(G2Projective::from(G2Affine::generator())),
+        })
+    }
+
+    fn finish(&self, _srs: &Srs, _pending: Pending) -> Result<Proof, ProveError> {
+        std::thread::sleep(self.finish);
+        Ok(Proof {
+            a: G1Affine::generator(),
+            b: G2Affine::generator(),
+            c: G1Affine::generator(),
+        })
+    }
+}
+
+/// Plans `partitions` partitions of a fixed shape; synthesis sleeps `synth` and allocates
+/// real vectors of the shape's size. Payload `huge` asks for a shape far over any budget;
+/// payload `bigsrs` names a circuit whose SRS exceeds any budget; payload `other` names a
+/// second circuit of the same shape (another SRS).
+pub struct FakePlanner {
+    pub partitions: usize,
+    pub constraints: usize,
+    pub synth: Duration,
+    pub srs_points: usize,
+    pub live: Arc<Live>,
+}
+
+impl FakePlanner {
+    pub const INPUTS: usize = 3;
+
+    pub fn shape(&self) -> (usize, usize, usize) {
+        (self.constraints, Self::INPUTS, self.constraints / 2)
+    }
+
+    /// A synthesized partition of the planner's shape (what `synthesize` returns).
+    pub fn synthesized(shape: (usize, usize, usize)) -> Synthesized {
+        let (c, i, a) = shape;
+        let x = Scalar::from(0x1234_5678u64);
+        let len = c + i;
+        Synthesized {
+            inputs: vec![x; i],
+            aux: vec![x; a],
+            a: vec![x; len],
+            b: vec![x; len],
+            c: vec![x; len],
+            num_constraints: c,
+            ..Default::default()
+        }
+    }
+}
+
+impl Planner for FakePlanner {
+    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+        if req.vanilla_proof == b"bad" {
+            return Err(EngineError::InvalidRequest("bad payload".into()));
+        }
+        let (circuit_id, shape) = match req.vanilla_proof.as_slice() {
+            b"huge" => ("huge", (1usize << 34, Self::INPUTS, 1usize << 33)),
+            b"bigsrs" => ("bigsrs", self.shape()),
+            b"other" => ("other", self.shape()),
+            _ => ("fake", self.shape()),
+        };
+        let synth = self.synth;
+        let live = self.live.clone();
+        let partitions = (0..self.partitions)
+            .map(|index| {
+                let live = live.clone();
+                PartitionPlan {
+                    circuit_id: circuit_id.to_string(),
+                    index,
+                    public_inputs: vec![Scalar::from(index as u64 + 1)],
+                    shape_hint: Some(shape),
+                    synthesize: Box::new(move || {
+                        live.inc();
+                        let s = FakePlanner::synthesized(shape);
+                        std::thread::sleep(synth);
+                        Ok(s)
+                    }),
+                }
+            })
+            .collect();
+        Ok(JobPlan {
+            partitions,
+            verify: None,
+        })
+    }
+
+    fn params_path(&self, circuit_id: &str) -> Result<PathBuf, EngineError> {
+        match circuit_id {
+            "fake" | "huge" | "bigsrs" | "other" => {
+                Ok(PathBuf::from(format!("/nonexistent/{circuit_id}")))
+            }
+            _ => Err(EngineError::UnknownCircuit(circuit_id.into())),
+        }
+    }
+
+    fn srs_size_hint(&self, circuit_id: &str) -> Result<u64, EngineError> {
+        match circuit_id {
+            "bigsrs" => Ok(1 << 50),
+            _ => Ok(fake_srs(self.srs_points).size_bytes()),
+        }
+    }
+
+    fn load_srs(&self, _circuit_id: &str) -> Result<Srs, EngineError> {
+        Ok(fake_srs(self.srs_points))
+    }
+}
+
+/// An SRS of generator points: `points` real G1 points in `h`.
+pub fn fake_srs(points: usize) -> Srs {
+    let g1 = G1Affine::generator();
+    let g2 = G2Affine::generator();
+    let vk = VerifyingKey {
+        alpha_g1: g1,
+        beta_g1: g1,
+        beta_g2: g2,
+        gamma_g2: g2,
+        delta_g1: g1,
+        delta_g2: g2,
+        ic: vec![g1; FakePlanner::INPUTS],
+    };
+    Srs::new(vk, vec![g1; points], vec![], vec![], vec![], vec![])
+}
+
+/// A simulation config: `budget` bytes plus the request buffer, no self-check (fake proofs).
+pub fn sim_config(budget: u64) -> Config {
+    let mut c = Config::default_for_machine();
+    c.request_buffer_bytes = 1 << 20;
+    c.budget_bytes = budget + c.request_buffer_bytes;
+    c.self_verify = false;
+    c.synthesis_concurrency = 4;
+    c.prover_workers_per_device = 2;
+    c.channel_capacity = 2;
+    c.sample_interval = Duration::from_millis(1);
+    c
+}

@@ -1,0 +1,517 @@
+//! Simulation tests of the engine with a fake backend (controlled durations, real allocations
+//! of the declared sizes): memory bound, prover utilisation, priority, cancellation, too-large
+//! requests, shutdown.
+mod common;
+
+use common::{fake_srs, sim_config, FakeBackend, FakePlanner};
+use cuzk_core::{
+    Category, Engine, EngineError, JobState, Priority, ProofKind, ProofRequest, WorkingSetEstimate,
+};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn req(i: usize, priority: Priority) -> ProofRequest {
+    ProofRequest {
+        request_id: format!("req-{i}"),
+        kind: ProofKind::Synthetic,
+        priority,
+        vanilla_proof: b"fake".to_vec(),
+        ..Default::default()
+    }
+}
+
+/// The most one partition of `planner`'s shape reserves at once (before and after calibration).
+fn partition_worth(planner: &FakePlanner) -> u64 {
+    let (c, i, a) = planner.shape();
+    let hinted = WorkingSetEstimate::from_shape(c, i, a).admission_bytes();
+    let measured = WorkingSetEstimate::from_synthesized(&FakePlanner::synthesized(planner.shape()))
+        .admission_bytes();
+    hinted.max(measured)
+}
+
+fn engine(planner: FakePlanner, backend: Arc<FakeBackend>, budget_partitions: u64) -> Engine {
+    let srs = fake_srs(planner.srs_points).size_bytes();
+    let budget = budget_partitions * partition_worth(&planner) + srs;
+    Engine::new(sim_config(budget), vec![backend], Arc::new(planner)).expect("engine")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_four_jobs_never_exceed_the_budget() {
+    let planner = FakePlanner {
+        partitions: 10,
+        constraints: 4096,
+        synth: Duration::from_millis(1),
+        srs_points: 1000,
+        live: Default::default(),
+    };
+    let live = planner.live.clone();
+    let backend = Arc::new(FakeBackend::new(1, 0).with_live(live.clone()));
+    let e = engine(planner, backend.clone(), 8);
+    let total = e.budget().total();
+
+    // Sample the reserved total every millisecond on a thread of its own.
+    let stop = Arc::new(AtomicBool::new(false));
+    let max_seen = Arc::new(AtomicU64::new(0));
+    let sampler = {
+        let (b, stop, max_seen) = (e.budget().clone(), stop.clone(), max_seen.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                max_seen.fetch_max(b.reserved(), Ordering::Relaxed);
+                n += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            n
+        })
+    };
+    let ids: Vec<String> = (0..64)
+        .map(|i| e.submit(req(i, Priority::Normal)).expect("submit").job_id)
+        .collect();
+    for id in &ids {
+        let o = e.wait(id, Some(Duration::from_secs(120))).await.unwrap();
+        match o.state {
+            JobState::Completed { proof } => assert_eq!(proof.len(), 10 * 192),
+            other => panic!("job {id}: {other:?}"),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let samples = sampler.join().unwrap();
+    let snap = e.budget().snapshot();
+    println!(
+        "budget {total} B, max sampled {} B over {samples} samples, exact peak {} B",
+        max_seen.load(Ordering::Relaxed),
+        snap.peak
+    );
+    assert!(samples > 50, "sampler ran {samples} times");
+    assert!(max_seen.load(Ordering::Relaxed) <= total);
+    assert!(snap.peak <= total, "peak {} > budget {total}", snap.peak);
+    // The budget was the limit: more than one partition was in memory at once.
+    let ws_peak = snap
+        .peak_by_category
+        .iter()
+        .find(|(c, _)| *c == Category::WorkingSet)
+        .unwrap()
+        .1;
+    assert!(
+        ws_peak
+            > partition_worth(&FakePlanner {
+                partitions: 10,
+                constraints: 4096,
+                synth: Duration::ZERO,
+                srs_points: 1000,
+                live: Default::default(),
+            })
+    );
+    // What the budget bounds is real: synthesized partitions alive at once (from synthesis
+    // until the backend freed their a/b/c) never outnumbered the eight the budget holds.
+    let max_live = live.max.load(Ordering::SeqCst);
+    println!("at most {max_live} synthesized partitions alive at once");
+    assert!((2..=8).contains(&max_live), "{max_live}");
+    assert_eq!(e.status().total_completed, 64);
+    assert_eq!(backend.max_concurrent(), 1, "device interlock");
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn prover_stays_busy_when_synthesis_is_faster() {
+    let planner = FakePlanner {
+        partitions: 4,
+        constraints: 2048,
+        synth: Duration::from_millis(2),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let backend = Arc::new(FakeBackend::new(10, 1));
+    let e = engine(planner, backend.clone(), 8);
+    let ids: Vec<String> = (0..12)
+        .map(|i| e.submit(req(i, Priority::Normal)).unwrap().job_id)
+        .collect();
+    for id in &ids {
+        let o = e.wait(id, None).await.unwrap();
+        assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
+    }
+    let busy = backend.busy_fraction();
+    println!(
+        "prover busy {:.2}% between first and last start",
+        busy * 100.0
+    );
+    assert!(busy > 0.95, "prover idle {:.1}%", (1.0 - busy) * 100.0);
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn critical_job_overtakes_twenty_normal_ones() {
+    let planner = FakePlanner {
+        partitions: 4,
+        constraints: 1024,
+        synth: Duration::from_millis(2),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let backend = Arc::new(FakeBackend::new(3, 0));
+    let e = engine(planner, backend, 8);
+    let normal: Vec<String> = (0..20)
+        .map(|i| e.submit(req(i, Priority::Normal)).unwrap().job_id)
+        .collect();
+    let crit = e.submit(req(100, Priority::Critical)).unwrap();
+    assert_eq!(crit.queue_position, 0, "nothing is ahead of a CRITICAL job");
+    let mut finished_at = std::collections::HashMap::new();
+    let t0 = Instant::now();
+    let waits = normal
+        .iter()
+        .chain(std::iter::once(&crit.job_id))
+        .map(|id| {
+            let e = e.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                let o = e.wait(&id, None).await.unwrap();
+                assert!(matches!(o.state, JobState::Completed { .. }));
+                (id, t0.elapsed())
+            })
+        })
+        .collect::<Vec<_>>();
+    for w in waits {
+        let (id, t) = w.await.unwrap();
+        finished_at.insert(id, t);
+    }
+    // Order by when the last partition of each job finished, from the engine's timeline.
+    let mut end: std::collections::HashMap<String, Duration> = Default::default();
+    for r in e.timeline() {
+        let f = r.finished.expect("finished");
+        let x = end.entry(r.job_id.clone()).or_default();
+        *x = (*x).max(f);
+    }
+    let crit_end = end[&crit.job_id];
+    let before = normal.iter().filter(|id| end[*id] < crit_end).count();
+    println!("{before} of 20 NORMAL jobs finished before the CRITICAL one");
+    assert!(before <= 2, "{before} NORMAL jobs finished first");
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_mid_flight_returns_every_byte() {
+    let planner = FakePlanner {
+        partitions: 10,
+        constraints: 2048,
+        synth: Duration::from_millis(5),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let backend = Arc::new(FakeBackend::new(20, 0));
+    let e = engine(planner, backend, 4);
+    let job = e.submit(req(1, Priority::Normal)).unwrap().job_id;
+    // Wait until some partitions are in flight.
+    let t0 = Instant::now();
+    while e.status().stages.proving == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "nothing started");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(e.budget().reserved_in(Category::WorkingSet) > 0);
+    let not_admitted: Vec<usize> = e
+        .timeline()
+        .into_iter()
+        .filter(|r| r.job_id == job && r.admitted.is_none())
+        .map(|r| r.partition)
+        .collect();
+    assert!(
+        !not_admitted.is_empty(),
+        "some partitions must still be queued"
+    );
+    assert!(e.cancel(&job).unwrap(), "was running");
+    let o = e.wait(&job, None).await.unwrap();
+    assert_eq!(o.state, JobState::Cancelled);
+    // In-flight partitions end at their next stage boundary and give their bytes back.
+    let t0 = Instant::now();
+    while e.budget().reserved_in(Category::WorkingSet) != 0
+        || e.status().stages != Default::default()
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "bytes not returned: {:?}",
+            e.status()
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // The pipeline moves on: a later job completes, and the cancelled job's queued partitions
+    // never started.
+    let next = e.submit(req(2, Priority::Normal)).unwrap().job_id;
+    assert!(matches!(
+        e.wait(&next, None).await.unwrap().state,
+        JobState::Completed { .. }
+    ));
+    for r in e.timeline().into_iter().filter(|r| r.job_id == job) {
+        if not_admitted.contains(&r.partition) {
+            assert!(r.admitted.is_none() && r.synth_start.is_none(), "{r:?}");
+        }
+        assert_ne!(r.outcome, "completed", "{r:?}");
+    }
+    assert!(!e.cancel(&job).unwrap(), "already ended");
+    assert!(matches!(
+        e.cancel("job-nope"),
+        Err(EngineError::NotFound(_))
+    ));
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partition_larger_than_the_budget_fails_fast() {
+    let planner = FakePlanner {
+        partitions: 2,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let e = engine(planner, Arc::new(FakeBackend::new(1, 0)), 4);
+    let t0 = Instant::now();
+    let mut r = req(1, Priority::Normal);
+    r.vanilla_proof = b"huge".to_vec();
+    match e.submit(r) {
+        Err(EngineError::TooLarge {
+            needed,
+            budget,
+            what,
+        }) => {
+            assert!(needed > budget);
+            assert!(what.contains("partition 0 of huge"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut r = req(2, Priority::Normal);
+    r.vanilla_proof = b"bigsrs".to_vec();
+    let err = e.submit(r).unwrap_err();
+    assert!(matches!(err, EngineError::TooLarge { .. }), "{err}");
+    assert!(err.to_string().contains("SRS bigsrs"), "{err}");
+    assert!(t0.elapsed() < Duration::from_millis(500));
+    // Bad input is that request's problem alone.
+    let mut bad = req(3, Priority::Normal);
+    bad.vanilla_proof = b"bad".to_vec();
+    assert!(matches!(e.submit(bad), Err(EngineError::InvalidRequest(_))));
+    let ok = e.submit(req(4, Priority::Normal)).unwrap();
+    assert!(matches!(
+        e.wait(&ok.job_id, None).await.unwrap().state,
+        JobState::Completed { .. }
+    ));
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_drains_and_nothing_leaks() {
+    let planner = FakePlanner {
+        partitions: 3,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let e = engine(planner, Arc::new(FakeBackend::new(2, 0)), 4);
+    let ids: Vec<String> = (0..8)
+        .map(|i| e.submit(req(i, Priority::Normal)).unwrap().job_id)
+        .collect();
+    e.shutdown(Duration::from_secs(30)).await;
+    for id in &ids {
+        let o = e.wait(id, None).await.unwrap();
+        assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
+    }
+    assert!(matches!(
+        e.submit(req(99, Priority::Normal)),
+        Err(EngineError::ShuttingDown)
+    ));
+    let s = e.status();
+    assert_eq!(e.budget().reserved(), 0, "{:?}", s.budget);
+    assert_eq!(s.stages, Default::default());
+    assert!(!s.accepting);
+    assert_eq!(s.total_completed, 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_past_its_drain_timeout_cancels_the_rest() {
+    let planner = FakePlanner {
+        partitions: 5,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let e = engine(planner, Arc::new(FakeBackend::new(10, 0)), 4);
+    let ids: Vec<String> = (0..10)
+        .map(|i| e.submit(req(i, Priority::Normal)).unwrap().job_id)
+        .collect();
+    e.shutdown(Duration::from_millis(50)).await;
+    let mut cancelled = 0;
+    for id in &ids {
+        match e.wait(id, None).await.unwrap().state {
+            JobState::Cancelled => cancelled += 1,
+            JobState::Completed { .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(cancelled > 0);
+    assert_eq!(e.budget().reserved(), 0);
+    assert_eq!(e.status().stages, Default::default());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_request_id_returns_the_same_job() {
+    let planner = FakePlanner {
+        partitions: 2,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let e = engine(planner, Arc::new(FakeBackend::new(1, 0)), 4);
+    let a = e.submit(req(7, Priority::Normal)).unwrap();
+    let b = e.submit(req(7, Priority::Normal)).unwrap();
+    assert!(!a.duplicate && b.duplicate);
+    assert_eq!(a.job_id, b.job_id);
+    let o = e.wait(&a.job_id, None).await.unwrap();
+    assert!(matches!(o.state, JobState::Completed { .. }));
+    assert!(o.timings.total >= o.timings.queue_wait);
+    let c = e.submit(req(7, Priority::Normal)).unwrap();
+    assert_eq!(
+        c.job_id, a.job_id,
+        "finished jobs stay idempotent within retention"
+    );
+    assert!(matches!(
+        e.wait("nope", None).await,
+        Err(EngineError::NotFound(_))
+    ));
+    // Status and metrics reflect the work.
+    let s = e.status();
+    assert_eq!(s.total_completed, 1);
+    assert_eq!(s.srs.len(), 1);
+    let text = e.prometheus();
+    assert!(
+        text.contains("cuzk_jobs_total{outcome=\"completed\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cuzk_reserved_bytes{category=\"srs\"}"),
+        "{text}"
+    );
+    // Explicit SRS eviction frees its bytes; an unknown id is an error.
+    let ev = e.evict_srs("fake").unwrap();
+    assert!(ev.was_loaded && ev.freed_bytes > 0);
+    assert_eq!(e.budget().reserved_in(Category::Srs), 0);
+    assert!(matches!(
+        e.evict_srs("nope"),
+        Err(EngineError::UnknownCircuit(_))
+    ));
+    let p = e.preload_srs("fake").await.unwrap();
+    assert!(!p.already_loaded);
+    assert!(e.preload_srs("fake").await.unwrap().already_loaded);
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bench_reports_throughput_and_memory() {
+    let planner = FakePlanner {
+        partitions: 2,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let e = engine(planner, Arc::new(FakeBackend::new(3, 0)), 4);
+    let mut opts = cuzk_core::bench::BenchOptions::synthetic("fake", 12, 4);
+    opts.priority = Priority::High;
+    let r = cuzk_core::bench::bench_pipeline(&e, &opts).await.unwrap();
+    println!("{r}");
+    assert_eq!((r.completed, r.failed), (12, 0));
+    assert_eq!(r.partitions, 24);
+    assert!(r.secs_per_proof > 0.0 && r.prover_busy > 0.0 && r.prover_busy_steady <= 1.0);
+    assert!(r.peak_reserved <= r.budget);
+    let text = r.to_string();
+    assert!(
+        text.contains("s/proof") && text.contains("working_set"),
+        "{text}"
+    );
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn idle_srs_is_evicted_lru_when_another_needs_the_room() {
+    let planner = FakePlanner {
+        partitions: 3,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 60_000,
+        live: Default::default(),
+    };
+    let srs = fake_srs(planner.srs_points).size_bytes();
+    let worth = partition_worth(&planner);
+    // Room for one SRS and a half, plus two partitions: two SRSs never fit together.
+    assert!(srs / 2 > 2 * worth);
+    let budget = srs + srs / 2 + 2 * worth;
+    let e = Engine::new(
+        sim_config(budget),
+        vec![Arc::new(FakeBackend::new(2, 0))],
+        Arc::new(planner),
+    )
+    .unwrap();
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let mut r = req(i, Priority::Normal);
+        if i % 2 == 1 {
+            r.vanilla_proof = b"other".to_vec();
+        }
+        ids.push(e.submit(r).unwrap().job_id);
+    }
+    for id in &ids {
+        let o = e.wait(id, Some(Duration::from_secs(30))).await.unwrap();
+        assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
+    }
+    let s = e.status();
+    assert!(s.budget.peak <= s.budget.total);
+    let tiers: Vec<(String, cuzk_core::SrsTier)> = s
+        .srs
+        .iter()
+        .map(|x| (x.circuit_id.clone(), x.tier))
+        .collect();
+    println!("{tiers:?}");
+    assert_eq!(
+        s.srs
+            .iter()
+            .filter(|x| x.tier == cuzk_core::SrsTier::Hot)
+            .count(),
+        1,
+        "{tiers:?}"
+    );
+    assert_eq!(
+        s.srs
+            .iter()
+            .filter(|x| x.tier == cuzk_core::SrsTier::Warm)
+            .count(),
+        1,
+        "{tiers:?}"
+    );
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_with_a_timeout_reports_timed_out_and_the_job_goes_on() {
+    let planner = FakePlanner {
+        partitions: 2,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let e = engine(planner, Arc::new(FakeBackend::new(50, 0)), 4);
+    let id = e.submit(req(1, Priority::Normal)).unwrap().job_id;
+    let o = e.wait(&id, Some(Duration::from_millis(5))).await.unwrap();
+    assert_eq!(o.state, JobState::TimedOut);
+    let o = e.wait(&id, None).await.unwrap();
+    assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
+    assert!(
+        o.timings.prover >= Duration::from_millis(100),
+        "{:?}",
+        o.timings
+    );
+    e.shutdown(Duration::from_secs(5)).await;
+}

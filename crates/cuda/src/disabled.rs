@@ -1,0 +1,70 @@
+//! Stand-in for the CUDA backend when the crate is built without the `cuda` feature: the same
+//! API, every operation failing with [`ProveError::Unavailable`].
+use crate::{DeviceInfo, PhaseTimings};
+use cuzk_groth16::{Pending, Proof, ProveError, ProverBackend, Scalar, Srs, Synthesized};
+
+fn unavailable() -> ProveError {
+    ProveError::Unavailable("cuzk was built without CUDA (enable the `cuda` feature)".into())
+}
+
+/// The CUDA prover; without the `cuda` feature it cannot be constructed.
+#[derive(Debug)]
+pub struct CudaProver {
+    _private: (),
+}
+
+impl CudaProver {
+    /// Always fails: this build has no CUDA backend.
+    pub fn new(_ordinal: usize) -> Result<CudaProver, ProveError> {
+        Err(unavailable())
+    }
+
+    /// The device this prover drives.
+    pub fn ordinal(&self) -> usize {
+        0
+    }
+
+    /// `start` with a phase breakdown.
+    pub fn start_timed(
+        &self,
+        _srs: &Srs,
+        _circuit: Synthesized,
+        _r: Scalar,
+        _s: Scalar,
+    ) -> Result<(Pending, PhaseTimings), ProveError> {
+        Err(unavailable())
+    }
+
+    /// Milliseconds the device interlock has been held since this device was first used.
+    pub fn busy_ms(&self) -> f64 {
+        0.0
+    }
+
+    /// Drops the device-resident copy of an SRS.
+    pub fn evict(&self, _srs_id: u64) {}
+}
+
+impl ProverBackend for CudaProver {
+    fn name(&self) -> String {
+        "cuda (not built)".into()
+    }
+
+    fn start(
+        &self,
+        _srs: &Srs,
+        _circuit: Synthesized,
+        _r: Scalar,
+        _s: Scalar,
+    ) -> Result<Pending, ProveError> {
+        Err(unavailable())
+    }
+
+    fn finish(&self, _srs: &Srs, _pending: Pending) -> Result<Proof, ProveError> {
+        Err(unavailable())
+    }
+}
+
+/// No devices: this build has no CUDA backend.
+pub fn devices() -> Vec<DeviceInfo> {
+    Vec::new()
+}

@@ -1,0 +1,128 @@
+//! The C ABI of `cuda/cuzk.cu`: `#[repr(C)]` mirrors of its structs and the extern
+//! declarations. Every function returns sppark's by-value `{code, message}` error.
+#![allow(unsafe_code)]
+
+use blstrs::Scalar;
+use std::os::raw::{c_char, c_int};
+
+/// Opaque device-resident SRS.
+#[repr(C)]
+pub(crate) struct SrsHandle {
+    _opaque: [u8; 0],
+}
+
+/// Opaque per-worker state (copy stream, pinned staging, device buffers).
+#[repr(C)]
+pub(crate) struct WorkerHandle {
+    _opaque: [u8; 0],
+}
+
+/// One split MSM (see `plan::QueryPlan`).
+#[repr(C)]
+pub(crate) struct CQuery {
+    pub ones_bits: *const u64,
+    pub ones_words: usize,
+    pub idx: *const u32,
+    pub scalars: *const Scalar,
+    pub nothers: usize,
+}
+
+/// Everything `cuzk_worker_upload` stages.
+#[repr(C)]
+pub(crate) struct CInput {
+    pub a: *const Scalar,
+    pub b: *const Scalar,
+    pub c: *const Scalar,
+    pub abc_len: usize,
+    pub lg_domain: u32,
+    pub z_inv: *const Scalar,
+    pub l: CQuery,
+    pub a_q: CQuery,
+    pub b_q: CQuery,
+}
+
+/// A Jacobian G1 point, blst layout (Montgomery limbs).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Jac1 {
+    pub x: [u64; 6],
+    pub y: [u64; 6],
+    pub z: [u64; 6],
+}
+
+/// A Jacobian G2 point, blst layout (Montgomery limbs, c0 then c1).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Jac2 {
+    pub x: [u64; 12],
+    pub y: [u64; 12],
+    pub z: [u64; 12],
+}
+
+/// What `cuzk_worker_compute` returns.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct COutput {
+    pub h: Jac1,
+    pub l: Jac1,
+    pub a: Jac1,
+    pub b_g1: Jac1,
+    pub b_g2: Jac2,
+    pub ms_wait_upload: f64,
+    pub ms_ntt_h: f64,
+    pub ms_msm_h: f64,
+    pub ms_msm_l: f64,
+    pub ms_msm_a: f64,
+    pub ms_msm_b_g1: f64,
+    pub ms_msm_b_g2: f64,
+}
+
+/// Device name and memory.
+#[repr(C)]
+pub(crate) struct CDeviceInfo {
+    pub name: [c_char; 256],
+    pub vram_total: usize,
+    pub vram_free: usize,
+}
+
+extern "C" {
+    pub(crate) fn cuzk_device_count(n: *mut usize) -> sppark::Error;
+    pub(crate) fn cuzk_device_info(dev: c_int, info: *mut CDeviceInfo) -> sppark::Error;
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_srs_create(
+        dev: c_int,
+        h: *const u8,
+        nh: usize,
+        l: *const u8,
+        nl: usize,
+        a: *const u8,
+        na: usize,
+        b_g1: *const u8,
+        nb1: usize,
+        b_g2: *const u8,
+        nb2: usize,
+        out: *mut *mut SrsHandle,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_srs_destroy(srs: *mut SrsHandle);
+    pub(crate) fn cuzk_worker_create(dev: c_int, out: *mut *mut WorkerHandle) -> sppark::Error;
+    pub(crate) fn cuzk_worker_destroy(w: *mut WorkerHandle);
+    pub(crate) fn cuzk_worker_upload(w: *mut WorkerHandle, input: *const CInput) -> sppark::Error;
+    pub(crate) fn cuzk_worker_compute(
+        w: *mut WorkerHandle,
+        srs: *const SrsHandle,
+        out: *mut COutput,
+    ) -> sppark::Error;
+}
+
+/// Turns sppark's error into a `Result`, keeping the `expr@file:line` message.
+pub(crate) fn check(err: sppark::Error, what: &str) -> Result<(), String> {
+    if err.code == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: {} (code {})",
+            String::from(&err),
+            err.code
+        ))
+    }
+}

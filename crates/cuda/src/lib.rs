@@ -1,0 +1,79 @@
+//! CUDA Groth16 backend on sppark behind the `cuda` feature; a typed-error stub without it.
+//!
+//! - [`CudaProver`]: one per device, implements [`cuzk_groth16::ProverBackend`]. `start`
+//!   plans the split MSMs on the host, stages a/b/c to the device on a per-worker copy
+//!   stream (outside the device interlock), then — holding the interlock — computes H with
+//!   NTTs and every MSM (H, L, A, B in G1 and B in G2) against a device-resident SRS.
+//!   Safe to share between threads: two workers per device overlap one's upload with the
+//!   other's kernels.
+//! - [`devices`]: the visible CUDA devices (empty without the feature or without a GPU).
+//! - [`plan`]: the host-side split of each MSM into "scalar is 1" (batch addition), "scalar is
+//!   0" (skipped) and the rest (Pippenger), plain Rust, tested without a GPU.
+//! - [`timing`]: timing-only parameters (NOT VERIFYING) and PoRep-shaped partitions for
+//!   benchmarks.
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod assemble;
+pub mod plan;
+pub mod timing;
+
+#[cfg(feature = "cuda")]
+mod ffi;
+#[cfg(feature = "cuda")]
+mod gpu;
+#[cfg(feature = "cuda")]
+pub use gpu::{devices, CudaProver};
+
+#[cfg(not(feature = "cuda"))]
+mod disabled;
+#[cfg(not(feature = "cuda"))]
+pub use disabled::{devices, CudaProver};
+
+/// Whether this build contains the CUDA backend.
+pub const CUDA_BUILT: bool = cfg!(feature = "cuda");
+
+/// A visible CUDA device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Index as used by [`CudaProver::new`].
+    pub ordinal: usize,
+    /// Marketing name (`NVIDIA H200`).
+    pub name: String,
+    /// Total device memory in bytes.
+    pub vram_total: u64,
+    /// Free device memory in bytes at the time of the query.
+    pub vram_free: u64,
+}
+
+/// Wall-clock milliseconds of each phase of one [`CudaProver`] `start`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PhaseTimings {
+    /// Host: classifying scalars into 0 / 1 / other and building the per-MSM plans.
+    pub plan_ms: f64,
+    /// Host → device staging of a/b/c and the plans (outside the interlock).
+    pub upload_ms: f64,
+    /// Freeing the host witness (a/b/c and the assignment) once it is on the device.
+    pub free_ms: f64,
+    /// Waiting for the device interlock.
+    pub wait_lock_ms: f64,
+    /// Making the SRS resident (first use of an SRS on this device only).
+    pub srs_upload_ms: f64,
+    /// Inverse NTTs, coset NTTs, (a·b − c)/Z, inverse coset NTT.
+    pub ntt_h_ms: f64,
+    /// Dense MSM over the H bases.
+    pub msm_h_ms: f64,
+    /// Split MSM over the L bases.
+    pub msm_l_ms: f64,
+    /// Split MSM over the A bases.
+    pub msm_a_ms: f64,
+    /// Split MSM over the B bases in G1.
+    pub msm_b_g1_ms: f64,
+    /// Split MSM over the B bases in G2.
+    pub msm_b_g2_ms: f64,
+    /// Time the interlock was held (the GPU-exclusive phase).
+    pub exclusive_ms: f64,
+    /// Whole `start`.
+    pub total_ms: f64,
+}

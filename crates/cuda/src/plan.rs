@@ -1,0 +1,516 @@
+//! Host-side planning of the split MSMs: every assignment is classified as 0 (skipped), 1
+//! (its base is batch-added on the device) or other (a Pippenger MSM over just those), and
+//! mapped from variable space into each query's base space (inputs first, then the aux
+//! variables in the query's density).
+//!
+//! About 92% of a Filecoin PoRep witness is 0 or 1, so the Pippenger part shrinks ~12×.
+use cuzk_groth16::{Density, ProveError, Scalar};
+use ff::Field;
+use rayon::prelude::*;
+
+/// One MSM, split: `Σ_{bit i of ones} base_i + Σ_k scalars_k · base_{idx_k}`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueryPlan {
+    /// Number of bases of the query (the length of its SRS section).
+    pub nbases: usize,
+    /// Bitmap over the bases whose scalar is 1 (`nbases` bits, 64 a word, LSB first).
+    pub ones: Vec<u64>,
+    /// Bases whose scalar is neither 0 nor 1, ascending.
+    pub idx: Vec<u32>,
+    /// Their scalars.
+    pub scalars: Vec<Scalar>,
+}
+
+impl QueryPlan {
+    /// Number of bases batch-added (scalar 1).
+    pub fn ones_count(&self) -> usize {
+        self.ones.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Evaluates the plan on the host (slow; the oracle for tests).
+    pub fn eval<G, A>(&self, bases: &[A]) -> G
+    where
+        G: group::Group<Scalar = Scalar> + From<A>,
+        A: Copy,
+    {
+        let mut acc = G::identity();
+        for (w, &word) in self.ones.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let j = bits.trailing_zeros() as usize;
+                acc += G::from(bases[w * 64 + j]);
+                bits &= bits - 1;
+            }
+        }
+        for (&i, s) in self.idx.iter().zip(&self.scalars) {
+            acc += G::from(bases[i as usize]) * s;
+        }
+        acc
+    }
+}
+
+/// The split plans of one partition: L (all aux), A and B (inputs + aux in the density).
+/// B's plan serves both B in G1 and B in G2.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProvePlan {
+    /// Σ aux_i · L_i.
+    pub l: QueryPlan,
+    /// Σ over inputs and A-dense aux of assignment · A.
+    pub a: QueryPlan,
+    /// Σ over B-dense inputs and aux of assignment · B.
+    pub b: QueryPlan,
+}
+
+/// Aux variables per parallel work item (a multiple of 64; small in tests so they cross
+/// chunk boundaries cheaply).
+#[cfg(not(test))]
+const CHUNK: usize = 1 << 16;
+#[cfg(test)]
+const CHUNK: usize = 1 << 8;
+
+/// Per-aux-variable classification, as bitmaps.
+struct Classes {
+    /// Scalar is 1.
+    one: Vec<u64>,
+    /// Scalar is neither 0 nor 1.
+    other: Vec<u64>,
+}
+
+fn classify(aux: &[Scalar]) -> Classes {
+    let nwords = aux.len().div_ceil(64);
+    let mut one = vec![0u64; nwords];
+    let mut other = vec![0u64; nwords];
+    let zero = Scalar::ZERO;
+    let unit = Scalar::ONE;
+    one.par_chunks_mut(CHUNK / 64)
+        .zip(other.par_chunks_mut(CHUNK / 64))
+        .enumerate()
+        .for_each(|(c, (one, other))| {
+            let base = c * CHUNK;
+            for (w, (o1, ox)) in one.iter_mut().zip(other.iter_mut()).enumerate() {
+                let start = base + w * 64;
+                let end = (start + 64).min(aux.len());
+                let (mut b1, mut bx) = (0u64, 0u64);
+                for (j, s) in aux[start..end].iter().enumerate() {
+                    if *s == unit {
+                        b1 |= 1 << j;
+                    } else if *s != zero {
+                        bx |= 1 << j;
+                    }
+                }
+                *o1 = b1;
+                *ox = bx;
+            }
+        });
+    Classes { one, other }
+}
+
+/// Bits of `x` at the positions set in `mask`, packed to the bottom (BMI2's PEXT).
+fn pext(x: u64, mask: u64) -> u64 {
+    if mask == u64::MAX {
+        return x;
+    }
+    let (mut m, mut r, mut k) = (mask, 0u64, 0u32);
+    while m != 0 {
+        let t = m & m.wrapping_neg();
+        if x & t != 0 {
+            r |= 1 << k;
+        }
+        k += 1;
+        m ^= t;
+    }
+    r
+}
+
+/// ORs `len` (≤ 64) low bits of `bits` into `out` at bit offset `at`.
+fn put_bits(out: &mut [u64], at: usize, bits: u64, len: u32) {
+    if len == 0 || bits == 0 {
+        return;
+    }
+    let (w, o) = (at / 64, (at % 64) as u32);
+    out[w] |= bits << o;
+    if o != 0 && o + len > 64 {
+        out[w + 1] |= bits >> (64 - o);
+    }
+}
+
+fn check_density(d: &Density, len: usize, what: &'static str) -> Result<(), ProveError> {
+    if d.len != len {
+        return Err(ProveError::ShapeMismatch {
+            what,
+            expected: len,
+            got: d.len,
+        });
+    }
+    if d.words.len() < len.div_ceil(64) {
+        return Err(ProveError::ShapeMismatch {
+            what,
+            expected: len.div_ceil(64),
+            got: d.words.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Plans one query over the aux variables in `density` (all when `None`), after `prefix`
+/// (base index, scalar) pairs for the inputs.
+fn plan_query(
+    aux: &[Scalar],
+    classes: &Classes,
+    density: Option<&Density>,
+    prefix: Vec<(u32, Scalar)>,
+    ninputs_in_query: usize,
+) -> QueryPlan {
+    let nwords = aux.len().div_ceil(64);
+    let tail_mask = |w: usize| -> u64 {
+        let rem = aux.len() - w * 64;
+        if rem >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << rem) - 1
+        }
+    };
+    let dens = |w: usize| -> u64 {
+        match density {
+            Some(d) => d.words[w] & tail_mask(w),
+            None => tail_mask(w),
+        }
+    };
+    // Rank of each chunk's first word in base space.
+    let words_per_chunk = CHUNK / 64;
+    let nchunks = nwords.div_ceil(words_per_chunk);
+    let mut chunk_start = Vec::with_capacity(nchunks + 1);
+    let mut acc = ninputs_in_query;
+    for c in 0..nchunks {
+        chunk_start.push(acc);
+        let (w0, w1) = (c * words_per_chunk, ((c + 1) * words_per_chunk).min(nwords));
+        acc += (w0..w1)
+            .map(|w| dens(w).count_ones() as usize)
+            .sum::<usize>();
+    }
+    let nbases = acc;
+
+    // Pippenger entries per chunk, so every chunk fills its own slice of the output in
+    // parallel (one sequential copy of ~8% of the witness cost more than the rest of planning).
+    let prefix: Vec<(u32, Scalar)> = prefix
+        .into_iter()
+        .filter(|(_, s)| !bool::from(s.is_zero()))
+        .collect();
+    let chunk_words = |c: usize| (c * words_per_chunk, ((c + 1) * words_per_chunk).min(nwords));
+    let counts: Vec<usize> = (0..nchunks)
+        .into_par_iter()
+        .map(|c| {
+            let (w0, w1) = chunk_words(c);
+            (w0..w1)
+                .map(|w| (classes.other[w] & dens(w)).count_ones() as usize)
+                .sum()
+        })
+        .collect();
+    let total = prefix.len() + counts.iter().sum::<usize>();
+    let mut idx = vec![0u32; total];
+    let mut scalars: Vec<Scalar> = (0..total).into_par_iter().map(|_| Scalar::ZERO).collect();
+    let (idx_pre, mut idx_rest) = idx.split_at_mut(prefix.len());
+    let (sc_pre, mut sc_rest) = scalars.split_at_mut(prefix.len());
+    for (k, (i, s)) in prefix.iter().enumerate() {
+        idx_pre[k] = *i;
+        sc_pre[k] = *s;
+    }
+    let mut slices = Vec::with_capacity(nchunks);
+    for &n in &counts {
+        let (i, ir) = std::mem::take(&mut idx_rest).split_at_mut(n);
+        let (s, sr) = std::mem::take(&mut sc_rest).split_at_mut(n);
+        slices.push((i, s));
+        idx_rest = ir;
+        sc_rest = sr;
+    }
+    let parts: Vec<(usize, Vec<u64>)> = slices
+        .into_par_iter()
+        .enumerate()
+        .map(|(c, (idx, scalars))| {
+            let start = chunk_start[c];
+            let (w0, w1) = chunk_words(c);
+            let first_word = start / 64;
+            let end_bits = chunk_start.get(c + 1).copied().unwrap_or(nbases);
+            let mut ones = vec![0u64; (end_bits.div_ceil(64) + 1).saturating_sub(first_word)];
+            let mut k = 0;
+            let mut pos = start;
+            for w in w0..w1 {
+                let d = dens(w);
+                let n = d.count_ones();
+                put_bits(&mut ones, pos - first_word * 64, pext(classes.one[w], d), n);
+                let mut ox = classes.other[w] & d;
+                while ox != 0 {
+                    let j = ox.trailing_zeros();
+                    let below = d & ((1u64 << j) - 1);
+                    idx[k] = (pos + below.count_ones() as usize) as u32;
+                    scalars[k] = aux[w * 64 + j as usize];
+                    k += 1;
+                    ox &= ox - 1;
+                }
+                pos += n as usize;
+            }
+            (first_word, ones)
+        })
+        .collect();
+
+    let mut ones = vec![0u64; nbases.div_ceil(64)];
+    for (first_word, part) in parts {
+        for (k, w) in part.iter().enumerate() {
+            if *w != 0 {
+                ones[first_word + k] |= *w;
+            }
+        }
+    }
+    QueryPlan {
+        nbases,
+        ones,
+        idx,
+        scalars,
+    }
+}
+
+/// `q`'s plan moved `shift` bases up, after the `prefix` (base index, scalar) pairs.
+fn shifted(q: &QueryPlan, prefix: Vec<(u32, Scalar)>, shift: usize) -> QueryPlan {
+    let nbases = q.nbases + shift;
+    let mut ones = vec![0u64; nbases.div_ceil(64)];
+    let (ws, bs) = (shift / 64, (shift % 64) as u32);
+    for (k, &w) in q.ones.iter().enumerate() {
+        if w == 0 {
+            continue;
+        }
+        ones[k + ws] |= w << bs;
+        if bs != 0 && k + ws + 1 < ones.len() {
+            ones[k + ws + 1] |= w >> (64 - bs);
+        }
+    }
+    let prefix: Vec<(u32, Scalar)> = prefix
+        .into_iter()
+        .filter(|(_, s)| !bool::from(s.is_zero()))
+        .collect();
+    let idx: Vec<u32> = prefix
+        .par_iter()
+        .map(|(i, _)| *i)
+        .chain(q.idx.par_iter().map(|i| i + shift as u32))
+        .collect();
+    let scalars: Vec<Scalar> = prefix
+        .par_iter()
+        .map(|(_, s)| *s)
+        .chain(q.scalars.par_iter().copied())
+        .collect();
+    QueryPlan {
+        nbases,
+        ones,
+        idx,
+        scalars,
+    }
+}
+
+/// Plans the L, A and B MSMs of one partition.
+///
+/// Inputs always go to the Pippenger part (there are few). Errors when a density bitmap does
+/// not match the assignment's length.
+pub fn plan(
+    inputs: &[Scalar],
+    aux: &[Scalar],
+    a_aux_density: &Density,
+    b_input_density: &Density,
+    b_aux_density: &Density,
+) -> Result<ProvePlan, ProveError> {
+    check_density(a_aux_density, aux.len(), "A aux density")?;
+    check_density(b_aux_density, aux.len(), "B aux density")?;
+    check_density(b_input_density, inputs.len(), "B input density")?;
+    if aux.len() >= u32::MAX as usize / 2 {
+        return Err(ProveError::ShapeMismatch {
+            what: "aux variables (u32 base indices)",
+            expected: u32::MAX as usize / 2,
+            got: aux.len(),
+        });
+    }
+    let classes = classify(aux);
+    let l = plan_query(aux, &classes, None, Vec::new(), 0);
+    let a_prefix: Vec<(u32, Scalar)> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i as u32, *s))
+        .collect();
+    let a = if a_aux_density
+        .words
+        .iter()
+        .map(|w| w.count_ones() as usize)
+        .sum::<usize>()
+        == aux.len()
+    {
+        // Full A density (PoRep): A's aux part is L's plan shifted past the inputs.
+        shifted(&l, a_prefix, inputs.len())
+    } else {
+        plan_query(aux, &classes, Some(a_aux_density), a_prefix, inputs.len())
+    };
+    let mut b_prefix = Vec::new();
+    for (i, s) in inputs.iter().enumerate() {
+        if b_input_density.words[i / 64] >> (i % 64) & 1 == 1 {
+            b_prefix.push((b_prefix.len() as u32, *s));
+        }
+    }
+    let b_inputs = b_prefix.len();
+    let b = plan_query(aux, &classes, Some(b_aux_density), b_prefix, b_inputs);
+    Ok(ProvePlan { l, a, b })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blstrs::{G1Affine, G1Projective};
+    use group::{Curve, Group};
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    fn density(rng: &mut ChaCha8Rng, len: usize, percent: u32) -> Density {
+        let mut words = vec![0u64; len.div_ceil(64)];
+        for i in 0..len {
+            if rng.next_u32() % 100 < percent {
+                words[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Density { words, len }
+    }
+
+    fn scalar(rng: &mut ChaCha8Rng, p01: u32) -> Scalar {
+        match rng.next_u32() % 100 {
+            x if x < p01 / 2 => Scalar::ZERO,
+            x if x < p01 => Scalar::ONE,
+            _ => Scalar::random(&mut *rng),
+        }
+    }
+
+    /// Naive Σ scalar·base over the query's base space.
+    fn naive(
+        bases: &[G1Affine],
+        inputs: &[Scalar],
+        in_dens: Option<&Density>,
+        aux: &[Scalar],
+        dens: Option<&Density>,
+    ) -> G1Projective {
+        let mut scal = Vec::new();
+        for (i, s) in inputs.iter().enumerate() {
+            if in_dens.is_none_or(|d| d.words[i / 64] >> (i % 64) & 1 == 1) {
+                scal.push(*s);
+            }
+        }
+        for (i, s) in aux.iter().enumerate() {
+            if dens.is_none_or(|d| d.words[i / 64] >> (i % 64) & 1 == 1) {
+                scal.push(*s);
+            }
+        }
+        assert_eq!(scal.len(), bases.len());
+        bases
+            .iter()
+            .zip(&scal)
+            .map(|(b, s)| G1Projective::from(b) * s)
+            .sum()
+    }
+
+    #[test]
+    fn plan_matches_naive_msm() {
+        let mut rng = ChaCha8Rng::seed_from_u64(6);
+        // lengths across word and chunk boundaries, densities incl. empty and full
+        for &(naux, ninputs, pa, pb, p01) in &[
+            (1usize, 1usize, 100u32, 25u32, 92u32),
+            (63, 2, 100, 0, 0),
+            (200, 3, 50, 25, 100),
+            (CHUNK + 77, 5, 100, 25, 92),
+            (2 * CHUNK + 1, 4, 97, 100, 50),
+            (3 * CHUNK + 5, 70, 100, 25, 92),
+        ] {
+            let g = G1Projective::generator();
+            let mut pts = Vec::new();
+            let mut acc = g;
+            for _ in 0..(naux + ninputs) {
+                pts.push(acc.to_affine());
+                acc += g * Scalar::from(rng.next_u64());
+            }
+            let inputs: Vec<Scalar> = (0..ninputs).map(|_| scalar(&mut rng, p01)).collect();
+            let aux: Vec<Scalar> = (0..naux).map(|_| scalar(&mut rng, p01)).collect();
+            let da = density(&mut rng, naux, pa);
+            let db = density(&mut rng, naux, pb);
+            let dbi = density(&mut rng, ninputs, 60);
+            let plan = plan(&inputs, &aux, &da, &dbi, &db).unwrap();
+
+            let l_bases = &pts[..naux];
+            assert_eq!(plan.l.nbases, naux);
+            assert_eq!(
+                plan.l.eval::<G1Projective, _>(l_bases),
+                naive(l_bases, &[], None, &aux, None)
+            );
+
+            let na = ninputs
+                + da.words
+                    .iter()
+                    .map(|w| w.count_ones() as usize)
+                    .sum::<usize>();
+            assert_eq!(plan.a.nbases, na);
+            let a_bases = &pts[..na];
+            assert_eq!(
+                plan.a.eval::<G1Projective, _>(a_bases),
+                naive(a_bases, &inputs, None, &aux, Some(&da))
+            );
+
+            let nb = dbi
+                .words
+                .iter()
+                .map(|w| w.count_ones() as usize)
+                .sum::<usize>()
+                + db.words
+                    .iter()
+                    .map(|w| w.count_ones() as usize)
+                    .sum::<usize>();
+            assert_eq!(plan.b.nbases, nb);
+            let b_bases = &pts[..nb];
+            assert_eq!(
+                plan.b.eval::<G1Projective, _>(b_bases),
+                naive(b_bases, &inputs, Some(&dbi), &aux, Some(&db))
+            );
+            // no bit beyond the bases
+            if nb % 64 != 0 && !plan.b.ones.is_empty() {
+                assert_eq!(plan.b.ones.last().unwrap() >> (nb % 64), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn pext_matches_bitwise_definition() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..1000 {
+            let (x, m) = (rng.next_u64(), rng.next_u64() & rng.next_u64());
+            let mut want = 0u64;
+            let mut k = 0;
+            for j in 0..64 {
+                if m >> j & 1 == 1 {
+                    want |= (x >> j & 1) << k;
+                    k += 1;
+                }
+            }
+            assert_eq!(pext(x, m), want);
+        }
+    }
+
+    #[test]
+    fn density_length_mismatch_is_an_error() {
+        let aux = vec![Scalar::ONE; 10];
+        let d = Density {
+            words: vec![u64::MAX],
+            len: 9,
+        };
+        let ok = Density {
+            words: vec![u64::MAX],
+            len: 10,
+        };
+        let inp = Density {
+            words: vec![1],
+            len: 1,
+        };
+        assert!(matches!(
+            plan(&[Scalar::ONE], &aux, &d, &inp, &ok),
+            Err(ProveError::ShapeMismatch { .. })
+        ));
+    }
+}

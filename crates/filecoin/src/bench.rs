@@ -1,0 +1,318 @@
+//! Synthesis speed: our recorder against bellperson's own prover-side synthesis, on the same
+//! real circuit, in one run.
+//!
+//! The fair reference is what bellperson 0.26 does inside `create_proof` before any FFT or
+//! MSM: its private `ProvingAssignment` constraint system records assignments, a/b/c and
+//! densities, then converts the assignments to their byte representation. We reach exactly
+//! that code through the public `create_proof` by handing it a [`bellperson`] parameter
+//! source that refuses to give out the verifying key — the first thing bellperson asks for
+//! *after* synthesis — so the call returns right when synthesis is done. Both sides include
+//! building the circuit from the vanilla proof and freeing what synthesis produced.
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::{ParameterSource, VerifyingKey};
+use bellperson::SynthesisError;
+use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
+use cuzk_groth16::RecorderMode;
+use ff::Field;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::plan::plan;
+use crate::request::ProofRequest;
+
+/// A bellperson parameter source that stops `create_proof` right after synthesis.
+struct StopAfterSynthesis;
+
+const STOP: SynthesisError = SynthesisError::MalformedVerifyingKey;
+
+impl ParameterSource<Bls12> for StopAfterSynthesis {
+    type G1Builder = (Arc<Vec<G1Affine>>, usize);
+    type G2Builder = (Arc<Vec<G2Affine>>, usize);
+
+    fn get_vk(&self, _: usize) -> std::result::Result<&VerifyingKey<Bls12>, SynthesisError> {
+        Err(STOP)
+    }
+    fn get_h(&self, _: usize) -> std::result::Result<Self::G1Builder, SynthesisError> {
+        Err(STOP)
+    }
+    fn get_l(&self, _: usize) -> std::result::Result<Self::G1Builder, SynthesisError> {
+        Err(STOP)
+    }
+    fn get_a(
+        &self,
+        _: usize,
+        _: usize,
+    ) -> std::result::Result<(Self::G1Builder, Self::G1Builder), SynthesisError> {
+        Err(STOP)
+    }
+    fn get_b_g1(
+        &self,
+        _: usize,
+        _: usize,
+    ) -> std::result::Result<(Self::G1Builder, Self::G1Builder), SynthesisError> {
+        Err(STOP)
+    }
+    fn get_b_g2(
+        &self,
+        _: usize,
+        _: usize,
+    ) -> std::result::Result<(Self::G2Builder, Self::G2Builder), SynthesisError> {
+        Err(STOP)
+    }
+}
+
+/// Runs bellperson's prover-side synthesis of `circuit` and nothing else.
+pub(crate) fn bellperson_synthesize<C>(circuit: C) -> std::result::Result<(), SynthesisError>
+where
+    C: bellpepper_core::Circuit<Scalar> + Send,
+{
+    match bellperson::groth16::create_proof::<Bls12, _, _>(
+        circuit,
+        StopAfterSynthesis,
+        Scalar::ZERO,
+        Scalar::ZERO,
+    ) {
+        Err(SynthesisError::MalformedVerifyingKey) => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Err(SynthesisError::Unsatisfiable),
+    }
+}
+
+/// One circuit's synthesis timings.
+#[derive(Clone, Debug, Serialize)]
+pub struct SynthBench {
+    /// Circuit id.
+    pub circuit_id: String,
+    /// Constraints per synthesis (from our recorder).
+    pub constraints: usize,
+    /// Repetitions of each side.
+    pub reps: usize,
+    /// Best time of ours.
+    pub ours_best: Duration,
+    /// Best time of bellperson.
+    pub bellperson_best: Duration,
+    /// Median time of ours.
+    pub ours_median: Duration,
+    /// Median time of bellperson.
+    pub bellperson_median: Duration,
+    /// Median time of our recorder in witness-only mode (`enforce` does nothing): the
+    /// circuit's own cost (witness computation, gadget code), which no constraint system
+    /// can remove.
+    pub witness_only_median: Duration,
+    /// Median time of witness-only synthesis + [`crate::compiled::CompiledCircuit::evaluate`].
+    pub compiled_median: Duration,
+    /// One-off time to compile the circuit shape (walk its blank circuit).
+    pub compile_time: Duration,
+}
+
+impl SynthBench {
+    /// Our constraints per second (median).
+    pub fn ours_rate(&self) -> f64 {
+        self.constraints as f64 / self.ours_median.as_secs_f64()
+    }
+
+    /// bellperson's constraints per second (median).
+    pub fn bellperson_rate(&self) -> f64 {
+        self.constraints as f64 / self.bellperson_median.as_secs_f64()
+    }
+
+    /// Speed-up of the compiled path over bellperson (medians).
+    pub fn compiled_speedup(&self) -> f64 {
+        self.bellperson_median.as_secs_f64() / self.compiled_median.as_secs_f64()
+    }
+
+    /// Speed-up of ours over bellperson (medians).
+    pub fn speedup(&self) -> f64 {
+        self.bellperson_median.as_secs_f64() / self.ours_median.as_secs_f64()
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn first_job(req: &ProofRequest) -> Result<crate::plan::PartitionJob> {
+    plan(req)?
+        .take_jobs()
+        .into_iter()
+        .next()
+        .ok_or_else(|| crate::error::FilecoinError::filecoin("benchmark", "plan has no partitions"))
+}
+
+/// Times synthesis of the first partition of `req`, ours and bellperson's alternately,
+/// `reps` times each (the request is re-planned every time; planning is not timed).
+pub fn bench_request(req: &ProofRequest, reps: usize) -> Result<SynthBench> {
+    let reps = reps.max(1);
+    let mut ours = Vec::with_capacity(reps);
+    let mut theirs = Vec::with_capacity(reps);
+    let mut witness = Vec::with_capacity(reps);
+    let mut compiled = Vec::with_capacity(reps);
+    let t = Instant::now();
+    let shape = crate::compiled::CompiledCircuit::compile(first_job(req)?.circuit_id)?;
+    let compile_time = t.elapsed();
+    let mut constraints = 0;
+    let mut circuit_id = String::new();
+    for _ in 0..reps {
+        let job = first_job(req)?;
+        circuit_id = job.circuit_id.to_string();
+        let t = Instant::now();
+        let s = job.run(RecorderMode::Full)?;
+        constraints = s.num_constraints;
+        drop(s);
+        ours.push(t.elapsed());
+
+        let job = first_job(req)?;
+        let t = Instant::now();
+        (job.reference_synthesize)()?;
+        theirs.push(t.elapsed());
+
+        let job = first_job(req)?;
+        let t = Instant::now();
+        drop(job.run(RecorderMode::WitnessOnly)?);
+        witness.push(t.elapsed());
+
+        let job = first_job(req)?;
+        let t = Instant::now();
+        drop(shape.evaluate(job.run(RecorderMode::WitnessOnly)?)?);
+        compiled.push(t.elapsed());
+    }
+    Ok(SynthBench {
+        circuit_id,
+        constraints,
+        reps,
+        ours_best: *ours.iter().min().unwrap_or(&Duration::ZERO),
+        bellperson_best: *theirs.iter().min().unwrap_or(&Duration::ZERO),
+        ours_median: median(ours),
+        bellperson_median: median(theirs),
+        witness_only_median: median(witness),
+        compiled_median: median(compiled),
+        compile_time,
+    })
+}
+
+/// A constraint system that builds every linear combination the circuit hands it and drops
+/// it, records nothing, and ignores missing witness values: it measures what the circuit's
+/// constraint *structure* costs (closures, `LinearCombination` allocation) under any
+/// bellpepper constraint system, and it runs on blank circuits, so full-size (32 GiB)
+/// partitions can be walked without their data.
+#[derive(Default)]
+struct StructureOnly {
+    constraints: usize,
+    terms: usize,
+    vars: usize,
+}
+
+impl bellpepper_core::ConstraintSystem<Scalar> for StructureOnly {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(
+        &mut self,
+        _: A,
+        f: F,
+    ) -> std::result::Result<bellpepper_core::Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let _ = f();
+        self.vars += 1;
+        Ok(bellpepper_core::Variable::new_unchecked(
+            bellpepper_core::Index::Aux(self.vars - 1),
+        ))
+    }
+
+    fn alloc_input<F, A, AR>(
+        &mut self,
+        _: A,
+        f: F,
+    ) -> std::result::Result<bellpepper_core::Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        let _ = f();
+        self.vars += 1;
+        Ok(bellpepper_core::Variable::new_unchecked(
+            bellpepper_core::Index::Input(self.vars - 1),
+        ))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(
+            bellpepper_core::LinearCombination<Scalar>,
+        ) -> bellpepper_core::LinearCombination<Scalar>,
+        LB: FnOnce(
+            bellpepper_core::LinearCombination<Scalar>,
+        ) -> bellpepper_core::LinearCombination<Scalar>,
+        LC: FnOnce(
+            bellpepper_core::LinearCombination<Scalar>,
+        ) -> bellpepper_core::LinearCombination<Scalar>,
+    {
+        self.constraints += 1;
+        self.terms += a(bellpepper_core::LinearCombination::zero()).len();
+        self.terms += b(bellpepper_core::LinearCombination::zero()).len();
+        self.terms += c(bellpepper_core::LinearCombination::zero()).len();
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+/// What walking a blank circuit's structure found.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StructureWalk {
+    /// Constraints.
+    pub constraints: usize,
+    /// Non-zero terms over A, B and C.
+    pub terms: usize,
+    /// Variables (inputs and aux, without ONE).
+    pub variables: usize,
+    /// Time of the walk.
+    pub elapsed: Duration,
+}
+
+struct Walk;
+
+impl crate::params::CircuitVisitor for Walk {
+    type Output = std::result::Result<StructureWalk, SynthesisError>;
+    fn visit<C: bellpepper_core::Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output {
+        let mut cs = StructureOnly::default();
+        let t = Instant::now();
+        circuit.synthesize(&mut cs)?;
+        Ok(StructureWalk {
+            constraints: cs.constraints,
+            terms: cs.terms,
+            variables: cs.vars,
+            elapsed: t.elapsed(),
+        })
+    }
+}
+
+/// Walks the blank circuit of `id` with a structure-only constraint system (no witness, no
+/// recording): the constraint-building cost every constraint system pays for this circuit.
+pub fn walk_blank_structure(id: crate::registry::CircuitId) -> Result<StructureWalk> {
+    crate::params::with_blank_circuit(id, Walk)?.map_err(|e| {
+        crate::error::FilecoinError::Synthesis {
+            partition: 0,
+            message: e.to_string(),
+        }
+    })
+}

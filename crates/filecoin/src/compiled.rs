@@ -1,0 +1,332 @@
+//! Pre-compiled constraint matrices: walk a circuit shape's blank circuit once, keep its
+//! A, B, C as sparse matrices, and then synthesize each proof as *witness only* (no
+//! `LinearCombination` is built) followed by a parallel sparse matrix–vector product.
+//!
+//! Why: for the Filecoin circuits most of a bellpepper constraint system's time goes into the
+//! gadgets building `LinearCombination`s (heap vectors, sorted inserts) for every
+//! constraint — a cost every `ConstraintSystem` pays, bellperson's included. The structure is
+//! the same for every proof of a circuit shape (the Groth16 parameters are made from the blank
+//! circuit), so it can be recorded once and replayed.
+use std::collections::HashMap;
+
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+use cuzk_groth16::{Density, Synthesized};
+use ff::{Field, PrimeField};
+use rayon::prelude::*;
+
+use crate::error::{FilecoinError, Result};
+use crate::params::{with_blank_circuit, CircuitVisitor};
+use crate::registry::CircuitId;
+
+/// Marks an aux variable in a column index (inputs have the bit clear).
+const AUX: u32 = 1 << 31;
+/// Coefficient-table slots with a fast path.
+const COEFF_ONE: u32 = 0;
+const COEFF_MINUS_ONE: u32 = 1;
+
+/// One of A, B, C in compressed-row form.
+#[derive(Clone, Debug, Default)]
+struct Matrix {
+    /// `row_start[i]..row_start[i + 1]` are row `i`'s terms.
+    row_start: Vec<u32>,
+    /// Variable of each term (`AUX` bit set for aux).
+    cols: Vec<u32>,
+    /// Coefficient-table index of each term.
+    coeffs: Vec<u32>,
+}
+
+impl Matrix {
+    fn push_row(&mut self, lc: &LinearCombination<Scalar>, table: &mut CoeffTable) -> bool {
+        for (&i, c) in lc.iter_inputs() {
+            if !bool::from(c.is_zero()) {
+                self.cols.push(i as u32);
+                self.coeffs.push(table.index(c));
+            }
+        }
+        for (&i, c) in lc.iter_aux() {
+            if !bool::from(c.is_zero()) {
+                self.cols.push(i as u32 | AUX);
+                self.coeffs.push(table.index(c));
+            }
+        }
+        let end = self.cols.len();
+        self.row_start.push(end as u32);
+        end < u32::MAX as usize
+    }
+
+    fn bytes(&self) -> usize {
+        4 * (self.row_start.capacity() + self.cols.capacity() + self.coeffs.capacity())
+    }
+}
+
+#[derive(Debug, Default)]
+struct CoeffTable {
+    values: Vec<Scalar>,
+    index: HashMap<[u8; 32], u32>,
+}
+
+impl CoeffTable {
+    fn new() -> CoeffTable {
+        let mut t = CoeffTable::default();
+        t.index(&Scalar::ONE);
+        t.index(&-Scalar::ONE);
+        t
+    }
+
+    fn index(&mut self, c: &Scalar) -> u32 {
+        let key = c.to_repr();
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.values.len() as u32;
+        self.values.push(*c);
+        self.index.insert(key, i);
+        i
+    }
+}
+
+/// The recorded constraint system of one circuit shape.
+#[derive(Debug)]
+pub struct CompiledCircuit {
+    a: Matrix,
+    b: Matrix,
+    c: Matrix,
+    coeffs: Vec<Scalar>,
+    num_inputs: usize,
+    num_aux: usize,
+    a_aux_density: Density,
+    b_input_density: Density,
+    b_aux_density: Density,
+}
+
+/// Records the structure of whatever circuit it is handed (values are ignored).
+struct Compiler {
+    a: Matrix,
+    b: Matrix,
+    c: Matrix,
+    table: CoeffTable,
+    inputs: usize,
+    aux: usize,
+    overflow: bool,
+}
+
+impl ConstraintSystem<Scalar> for Compiler {
+    type Root = Self;
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let ok = self
+            .a
+            .push_row(&a(LinearCombination::zero()), &mut self.table)
+            & self
+                .b
+                .push_row(&b(LinearCombination::zero()), &mut self.table)
+            & self
+                .c
+                .push_row(&c(LinearCombination::zero()), &mut self.table);
+        self.overflow |= !ok;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+struct Compile;
+
+impl CircuitVisitor for Compile {
+    type Output = std::result::Result<Compiler, SynthesisError>;
+    fn visit<C: bellpepper_core::Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output {
+        let mut cs = Compiler {
+            a: Matrix {
+                row_start: vec![0],
+                ..Matrix::default()
+            },
+            b: Matrix {
+                row_start: vec![0],
+                ..Matrix::default()
+            },
+            c: Matrix {
+                row_start: vec![0],
+                ..Matrix::default()
+            },
+            table: CoeffTable::new(),
+            inputs: 0,
+            aux: 0,
+            overflow: false,
+        };
+        // ONE is input 0, as in bellperson and our recorder.
+        cs.alloc_input(|| "", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        Ok(cs)
+    }
+}
+
+fn density(m: &Matrix, len: usize, aux: bool) -> Density {
+    let mut d = Density::new(len);
+    for &col in &m.cols {
+        if (col & AUX != 0) == aux {
+            d.set((col & !AUX) as usize);
+        }
+    }
+    d
+}
+
+impl CompiledCircuit {
+    /// Walks the blank circuit of `id` and records its A, B, C.
+    pub fn compile(id: CircuitId) -> Result<CompiledCircuit> {
+        let cs = with_blank_circuit(id, Compile)?.map_err(|e| FilecoinError::Synthesis {
+            partition: 0,
+            message: format!("compiling {id}: {e}"),
+        })?;
+        if cs.overflow || cs.aux >= AUX as usize {
+            return Err(FilecoinError::Synthesis {
+                partition: 0,
+                message: format!("{id} is too large for 32-bit term indices"),
+            });
+        }
+        let a_aux_density = density(&cs.a, cs.aux, true);
+        let b_input_density = density(&cs.b, cs.inputs, false);
+        let b_aux_density = density(&cs.b, cs.aux, true);
+        Ok(CompiledCircuit {
+            a: cs.a,
+            b: cs.b,
+            c: cs.c,
+            coeffs: cs.table.values,
+            num_inputs: cs.inputs,
+            num_aux: cs.aux,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        })
+    }
+
+    /// Constraints of the circuit.
+    pub fn num_constraints(&self) -> usize {
+        self.a.row_start.len() - 1
+    }
+
+    /// Bytes the matrices and densities hold.
+    pub fn heap_bytes(&self) -> usize {
+        self.a.bytes()
+            + self.b.bytes()
+            + self.c.bytes()
+            + 32 * self.coeffs.len()
+            + self.a_aux_density.heap_bytes()
+            + self.b_input_density.heap_bytes()
+            + self.b_aux_density.heap_bytes()
+    }
+
+    /// Completes a witness-only synthesis (`RecorderMode::WitnessOnly`) of a circuit of this
+    /// shape into what a full recording gives: a/b/c (plus bellperson's input rows) and the
+    /// densities.
+    pub fn evaluate(&self, mut witness: Synthesized) -> Result<Synthesized> {
+        if witness.inputs.len() != self.num_inputs
+            || witness.aux.len() != self.num_aux
+            || witness.num_constraints != self.num_constraints()
+        {
+            return Err(FilecoinError::Synthesis {
+                partition: 0,
+                message: format!(
+                    "witness shape ({} inputs, {} aux, {} constraints) is not the compiled one ({}, {}, {})",
+                    witness.inputs.len(),
+                    witness.aux.len(),
+                    witness.num_constraints,
+                    self.num_inputs,
+                    self.num_aux,
+                    self.num_constraints()
+                ),
+            });
+        }
+        let (inputs, aux) = (&witness.inputs, &witness.aux);
+        let n = self.num_constraints();
+        let rows = n + inputs.len();
+        let ((a, b), c) = rayon::join(
+            || {
+                rayon::join(
+                    || self.eval(&self.a, inputs, aux, rows),
+                    || self.eval(&self.b, inputs, aux, rows),
+                )
+            },
+            || self.eval(&self.c, inputs, aux, rows),
+        );
+        let mut a = a;
+        a[n..].copy_from_slice(inputs);
+        witness.a = a;
+        witness.b = b;
+        witness.c = c;
+        witness.a_aux_density = self.a_aux_density.clone();
+        witness.b_input_density = self.b_input_density.clone();
+        witness.b_aux_density = self.b_aux_density.clone();
+        Ok(witness)
+    }
+
+    /// `rows` values: M·z for the matrix's rows, zeros after.
+    fn eval(&self, m: &Matrix, inputs: &[Scalar], aux: &[Scalar], rows: usize) -> Vec<Scalar> {
+        let mut out = vec![Scalar::ZERO; rows];
+        let n = m.row_start.len() - 1;
+        const CHUNK: usize = 1 << 14;
+        out[..n]
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(ci, chunk)| {
+                let first = ci * CHUNK;
+                for (j, slot) in chunk.iter_mut().enumerate() {
+                    let r = first + j;
+                    let (s, e) = (m.row_start[r] as usize, m.row_start[r + 1] as usize);
+                    let mut acc = Scalar::ZERO;
+                    for t in s..e {
+                        let col = m.cols[t];
+                        let v = if col & AUX != 0 {
+                            &aux[(col & !AUX) as usize]
+                        } else {
+                            &inputs[col as usize]
+                        };
+                        match m.coeffs[t] {
+                            COEFF_ONE => acc += v,
+                            COEFF_MINUS_ONE => acc -= v,
+                            k => acc += *v * self.coeffs[k as usize],
+                        }
+                    }
+                    *slot = acc;
+                }
+            });
+        out
+    }
+}

@@ -1,0 +1,53 @@
+//! Filecoin proof kinds (PoRep C2, SnapDeals, WindowPoSt, WinningPoSt) turned into Groth16
+//! partition circuits for cuzk, using the real `storage-proofs-*` circuits.
+//!
+//! - [`request`]: the request as the engine hands it over, and the C1 envelope.
+//! - [`registry`]: proof kinds, sector sizes, Go-side registered-proof numbers, circuit ids.
+//! - [`mod@plan`]: a request → [`plan::ProofPlan`]: partition jobs (circuit id, public inputs,
+//!   memory estimate, lazy synthesis into our recorder) and a verifier for the result.
+//! - [`params`]: circuit id ↔ Filecoin parameter file names (`v28-….params`/`.vk`/`.meta`),
+//!   blank circuits, test-parameter generation.
+//! - [`testdata`]: a seeded 2 KiB sector sealed on the CPU, with requests for every kind.
+//! - [`compiled`]: pre-compiled constraint matrices (witness-only synthesis + sparse
+//!   matrix–vector products).
+//! - [`mod@bench`]: synthesis speed of our recorder against bellperson's.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+/// Calls `$f::<Tree>(args)` with the Merkle tree shape of a [`SectorSize`] (2 KiB, 8 MiB and
+/// 512 MiB share one shape).
+macro_rules! with_tree {
+    ($size:expr, $f:ident $(<$($g:ty),*>)? ( $($args:expr),* $(,)? )) => {
+        match $size {
+            $crate::registry::SectorSize::S2KiB
+            | $crate::registry::SectorSize::S8MiB
+            | $crate::registry::SectorSize::S512MiB => {
+                $f::<filecoin_proofs::SectorShape2KiB $($(, $g)*)?>($($args),*)
+            }
+            $crate::registry::SectorSize::S32GiB => {
+                $f::<filecoin_proofs::SectorShape32GiB $($(, $g)*)?>($($args),*)
+            }
+            $crate::registry::SectorSize::S64GiB => {
+                $f::<filecoin_proofs::SectorShape64GiB $($(, $g)*)?>($($args),*)
+            }
+        }
+    };
+}
+pub(crate) use with_tree;
+
+pub mod bench;
+pub mod compiled;
+pub mod error;
+pub mod params;
+pub mod plan;
+mod porep;
+mod post;
+pub mod registry;
+pub mod request;
+mod snap;
+pub mod testdata;
+
+pub use error::{FilecoinError, Result};
+pub use plan::{assemble, plan, MemoryEstimate, PartitionJob, ProofPlan};
+pub use registry::{CircuitId, CircuitKind, ProofKind, RegisteredProof, SectorSize};
+pub use request::{C1Envelope, ProofRequest};

@@ -1,0 +1,296 @@
+//! Circuit ids ↔ the parameter files Filecoin uses (`v28-<circuit identifier>.params`, `.vk`
+//! and `.meta` in `FIL_PROOFS_PARAMETER_CACHE`), blank circuits, and writing **insecure**
+//! test parameters made by our generator under those names.
+use std::path::{Path, PathBuf};
+
+use bellpepper_core::Circuit;
+use blstrs::Scalar;
+use filecoin_proofs::{
+    parameters::{public_params, window_post_public_params, winning_post_public_params},
+    DefaultPieceHasher, MerkleTreeTrait, TreeRHasher,
+};
+use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+use rand_core::RngCore;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_core::parameter_cache::{
+    metadata_id, parameter_id, verifying_key_id, CacheableParameters,
+};
+use storage_proofs_porep::stacked::{StackedCompound, StackedDrg};
+use storage_proofs_post::fallback::{FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound};
+use storage_proofs_update::{
+    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound,
+};
+
+use crate::error::{FilecoinError, Result};
+use crate::registry::{
+    post_from_u64, seal_from_u64, update_from_u64, CircuitId, CircuitKind, SectorSize,
+};
+
+/// The environment variable naming the parameter directory (as in filecoin-proofs).
+pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
+
+/// filecoin-proofs' default parameter directory.
+pub const DEFAULT_PARAMETER_CACHE: &str = "/var/tmp/filecoin-proof-parameters";
+
+/// The parameter directory: `$FIL_PROOFS_PARAMETER_CACHE`, else the Filecoin default.
+pub fn parameter_cache_dir() -> PathBuf {
+    std::env::var_os(PARAMETER_CACHE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMETER_CACHE))
+}
+
+/// The file names of one circuit's parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamFiles {
+    /// filecoin-proofs' cache identifier, e.g.
+    /// `stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-<hash>`.
+    pub cache_id: String,
+    /// `v28-<cache_id>.params`.
+    pub params: String,
+    /// `v28-<cache_id>.vk`.
+    pub vk: String,
+    /// `v28-<cache_id>.meta`.
+    pub meta: String,
+}
+
+impl ParamFiles {
+    /// The `.params` path in `dir`.
+    pub fn params_path(&self, dir: &Path) -> PathBuf {
+        dir.join(&self.params)
+    }
+
+    /// The `.vk` path in `dir`.
+    pub fn vk_path(&self, dir: &Path) -> PathBuf {
+        dir.join(&self.vk)
+    }
+
+    /// The `.meta` path in `dir`.
+    pub fn meta_path(&self, dir: &Path) -> PathBuf {
+        dir.join(&self.meta)
+    }
+}
+
+/// A registered proof whose circuit is `id` (the files are shared by every version of a
+/// kind and size, so any representative gives the same identifier).
+fn representative(id: CircuitId) -> Result<String> {
+    let n = id.size.index();
+    let ident = match id.kind {
+        CircuitKind::PoRep => seal_from_u64(5 + n)?.circuit_identifier(),
+        // Not `RegisteredUpdateProof::circuit_identifier`: in filecoin-proofs-api 19 it
+        // returns the PoRep identifier; the update verifier uses this one.
+        CircuitKind::Snap => return crate::with_tree!(id.size, snap_identifier(id.size)),
+        CircuitKind::WinningPost => post_from_u64(n)?.circuit_identifier(),
+        CircuitKind::WindowPost => post_from_u64(10 + n)?.circuit_identifier(),
+    };
+    ident.map_err(|e| FilecoinError::filecoin("computing the parameter identifier", e))
+}
+
+fn snap_identifier<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    size: SectorSize,
+) -> Result<String> {
+    let pp = storage_proofs_update::PublicParams::from_sector_size(size.bytes());
+    Ok(<EmptySectorUpdateCompound<Tree> as CacheableParameters<
+        EmptySectorUpdateCircuit<Tree>,
+        _,
+    >>::cache_identifier(&pp))
+}
+
+impl CircuitId {
+    /// filecoin-proofs' cache identifier of this circuit (computed by the Filecoin crates).
+    pub fn cache_identifier(&self) -> Result<String> {
+        representative(*self)
+    }
+
+    /// The parameter file names of this circuit.
+    pub fn param_files(&self) -> Result<ParamFiles> {
+        let cache_id = self.cache_identifier()?;
+        Ok(ParamFiles {
+            params: parameter_id(&cache_id),
+            vk: verifying_key_id(&cache_id),
+            meta: metadata_id(&cache_id),
+            cache_id,
+        })
+    }
+
+    /// Parses a parameter file name (`v28-….params`, `.vk` or `.meta`) back to its circuit.
+    pub fn from_param_file_name(name: &str) -> Option<CircuitId> {
+        CircuitId::all().into_iter().find(|id| {
+            id.param_files()
+                .map(|f| f.params == name || f.vk == name || f.meta == name)
+                .unwrap_or(false)
+        })
+    }
+}
+
+/// Receives a blank circuit of some concrete type (Rust has no generic closures).
+pub trait CircuitVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Called once with the circuit.
+    fn visit<C: Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output;
+}
+
+/// Builds the blank circuit (no witness) of `id` and hands it to `visitor`.
+pub fn with_blank_circuit<V: CircuitVisitor>(id: CircuitId, visitor: V) -> Result<V::Output> {
+    let size = id.size;
+    match id.kind {
+        CircuitKind::PoRep => crate::with_tree!(size, blank_porep<V>(size, visitor)),
+        CircuitKind::Snap => crate::with_tree!(size, blank_snap<V>(size, visitor)),
+        CircuitKind::WinningPost => crate::with_tree!(size, blank_winning<V>(size, visitor)),
+        CircuitKind::WindowPost => crate::with_tree!(size, blank_window<V>(size, visitor)),
+    }
+}
+
+fn blank_porep<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
+    size: SectorSize,
+    v: V,
+) -> Result<V::Output> {
+    let seal: RegisteredSealProof = seal_from_u64(5 + size.index())?;
+    let pp = public_params::<Tree>(&seal.as_v1_config())
+        .map_err(|e| FilecoinError::filecoin("PoRep public parameters", e))?;
+    let c = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'static, Tree, DefaultPieceHasher>,
+        _,
+    >>::blank_circuit(&pp);
+    Ok(v.visit(c))
+}
+
+fn blank_snap<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, V: CircuitVisitor>(
+    size: SectorSize,
+    v: V,
+) -> Result<V::Output> {
+    let _: RegisteredUpdateProof = update_from_u64(size.index())?;
+    let pp = storage_proofs_update::PublicParams::from_sector_size(size.bytes());
+    let c = <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::blank_circuit(&pp);
+    Ok(v.visit(c))
+}
+
+fn blank_winning<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
+    size: SectorSize,
+    v: V,
+) -> Result<V::Output> {
+    let post: RegisteredPoStProof = post_from_u64(size.index())?;
+    let pp = winning_post_public_params::<Tree>(&post.as_v1_config())
+        .map_err(|e| FilecoinError::filecoin("WinningPoSt public parameters", e))?;
+    let c = <FallbackPoStCompound<Tree> as CompoundProof<
+        FallbackPoSt<'static, Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::blank_circuit(&pp);
+    Ok(v.visit(c))
+}
+
+fn blank_window<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
+    size: SectorSize,
+    v: V,
+) -> Result<V::Output> {
+    let post: RegisteredPoStProof = post_from_u64(10 + size.index())?;
+    let pp = window_post_public_params::<Tree>(&post.as_v1_config())
+        .map_err(|e| FilecoinError::filecoin("WindowPoSt public parameters", e))?;
+    let c = <FallbackPoStCompound<Tree> as CompoundProof<
+        FallbackPoSt<'static, Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::blank_circuit(&pp);
+    Ok(v.visit(c))
+}
+
+struct GenerateParams<'r, R: RngCore> {
+    rng: &'r mut R,
+}
+
+impl<R: RngCore> CircuitVisitor for GenerateParams<'_, R> {
+    type Output = Result<cuzk_groth16::Srs>;
+    fn visit<C: Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output {
+        Ok(cuzk_groth16::setup::generate_params(circuit, self.rng)?)
+    }
+}
+
+/// Generates **insecure** test parameters for `id` with our fast generator (toxic waste
+/// from `rng`).
+pub fn generate_test_params(id: CircuitId, rng: &mut impl RngCore) -> Result<cuzk_groth16::Srs> {
+    with_blank_circuit(id, GenerateParams { rng })?
+}
+
+/// Writes `srs` as circuit `id`'s `.params`, `.vk` and `.meta` in `dir` (the files
+/// filecoin-proofs reads from `FIL_PROOFS_PARAMETER_CACHE`).
+pub fn write_filecoin_params(
+    id: CircuitId,
+    srs: &cuzk_groth16::Srs,
+    dir: &Path,
+) -> Result<ParamFiles> {
+    std::fs::create_dir_all(dir).map_err(|e| FilecoinError::io(dir, e))?;
+    let files = id.param_files()?;
+    cuzk_groth16::params::write_params(&files.params_path(dir), srs)
+        .map_err(cuzk_groth16::Error::from)?;
+    cuzk_groth16::params::write_vk(&files.vk_path(dir), &srs.vk)
+        .map_err(cuzk_groth16::Error::from)?;
+    // filecoin-proofs' `CacheEntryMetadata`.
+    let meta = format!("{{\"sector_size\":{}}}", id.size.bytes());
+    let meta_path = files.meta_path(dir);
+    std::fs::write(&meta_path, meta).map_err(|e| FilecoinError::io(meta_path, e))?;
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_come_from_the_filecoin_crates() {
+        let id: CircuitId = "porep-32g".parse().unwrap();
+        let f = id.param_files().unwrap();
+        // The production 32 GiB PoRep parameters' published name.
+        assert_eq!(
+            f.params,
+            "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820.params"
+        );
+        assert!(f.vk.ends_with(".vk") && f.meta.ends_with(".meta"));
+        assert_eq!(CircuitId::from_param_file_name(&f.vk), Some(id));
+        let wpost = CircuitId::new(CircuitKind::WindowPost, SectorSize::S2KiB);
+        let winning = CircuitId::new(CircuitKind::WinningPost, SectorSize::S2KiB);
+        let a = wpost.param_files().unwrap();
+        let b = winning.param_files().unwrap();
+        assert!(
+            a.params.starts_with("v28-proof-of-spacetime-fallback-"),
+            "{a:?}"
+        );
+        assert_ne!(a.params, b.params);
+        let snap = CircuitId::new(CircuitKind::Snap, SectorSize::S2KiB)
+            .param_files()
+            .unwrap();
+        assert!(
+            snap.params.starts_with("v28-empty-sector-update-"),
+            "{snap:?}"
+        );
+    }
+
+    #[test]
+    fn every_circuit_is_in_the_published_parameter_manifest() {
+        for id in CircuitId::all() {
+            let f = id.param_files().unwrap();
+            assert!(
+                storage_proofs_core::parameter_cache::get_parameter_data(&f.cache_id).is_some(),
+                "{id}: {} not in parameters.json",
+                f.params
+            );
+            assert!(
+                storage_proofs_core::parameter_cache::get_verifying_key_data(&f.cache_id).is_some()
+            );
+        }
+    }
+
+    #[test]
+    fn every_version_of_a_circuit_shares_its_files() {
+        for size in SectorSize::ALL {
+            let n = size.index();
+            let ids: Vec<String> = [n, 5 + n, 10 + n, 15 + n]
+                .iter()
+                .map(|&p| seal_from_u64(p).unwrap().circuit_identifier().unwrap())
+                .collect();
+            assert!(ids.iter().all(|i| i == &ids[0]), "{size}: {ids:?}");
+            let w1 = post_from_u64(5 + n).unwrap().circuit_identifier().unwrap();
+            let w2 = post_from_u64(10 + n).unwrap().circuit_identifier().unwrap();
+            assert_eq!(w1, w2);
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! WinningPoSt and WindowPoSt: decodes the per-sector vanilla proofs, checks sector and
+//! challenge counts, and plans the single `FallbackPoStCircuit` of the request; verification
+//! goes through filecoin-proofs' `verify_winning_post` / `verify_window_post` (or, for a
+//! WindowPoSt partition other than the first, the circuit's verifying key).
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use filecoin_hashers::Hasher;
+use filecoin_proofs::{
+    as_safe_commitment, commitment_from_fr, parameters::window_post_public_params,
+    parameters::winning_post_public_params, partition_vanilla_proofs,
+    single_partition_vanilla_proofs, FallbackPoStSectorProof, MerkleTreeTrait, PoStConfig,
+    PublicReplicaInfo, VanillaProof,
+};
+use filecoin_proofs_api::RegisteredPoStProof;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_core::sector::SectorId;
+use storage_proofs_post::fallback::{
+    self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
+};
+
+use crate::error::{FilecoinError, Result};
+use crate::plan::{
+    reference_guarded, synthesize_guarded, MemoryEstimate, PartitionJob, ProofPlan, VerifyFn,
+};
+use crate::registry::{CircuitId, CircuitKind, ProofKind, RegisteredProof};
+use crate::request::{bytes32, check_scalar, ProofRequest};
+
+/// The miner actor's `MaxPartitionsPerDeadline`: a larger `partition_index` cannot be real.
+const MAX_PARTITIONS_PER_DEADLINE: usize = 3000;
+
+type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+type Compound<Tree> = FallbackPoStCompound<Tree>;
+type Scheme<Tree> = FallbackPoSt<'static, Tree>;
+
+struct Shared<Tree: 'static + MerkleTreeTrait> {
+    pub_in: fallback::PublicInputs<Domain<Tree>>,
+    pp: fallback::PublicParams,
+    partition_proof: VanillaProof<Tree>,
+}
+
+/// What both PoSt kinds decode first.
+struct Decoded {
+    post: RegisteredPoStProof,
+    randomness: [u8; 32],
+    prover_id: [u8; 32],
+}
+
+fn decode_common(req: &ProofRequest) -> Result<(Decoded, crate::registry::SectorSize)> {
+    let (rp, size) = req.registered()?;
+    let RegisteredProof::PoSt(post) = rp else {
+        return Err(FilecoinError::Filecoin {
+            context: "decoding registered_proof",
+            message: "not a PoSt proof".into(),
+        });
+    };
+    let randomness = bytes32("randomness", &req.randomness)?;
+    check_scalar("randomness", &randomness, false)?;
+    if req.vanilla_proofs.is_empty() {
+        return Err(FilecoinError::WrongCount {
+            field: "vanilla_proofs".into(),
+            expected: "at least 1 (one per sector)".into(),
+            got: 0,
+        });
+    }
+    Ok((
+        Decoded {
+            post,
+            randomness,
+            prover_id: req.prover_id(),
+        },
+        size,
+    ))
+}
+
+/// Decodes and shape-checks the per-sector vanilla proofs.
+fn decode_sectors<Tree: 'static + MerkleTreeTrait>(
+    req: &ProofRequest,
+    challenge_count: usize,
+) -> Result<Vec<FallbackPoStSectorProof<Tree>>> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::with_capacity(req.vanilla_proofs.len());
+    for (i, bytes) in req.vanilla_proofs.iter().enumerate() {
+        let p: FallbackPoStSectorProof<Tree> =
+            bincode::deserialize(bytes).map_err(|source| FilecoinError::VanillaDecode {
+                field: "vanilla_proofs",
+                index: i,
+                source,
+            })?;
+        if p.vanilla_proof.sectors.len() != 1 {
+            return Err(FilecoinError::WrongCount {
+                field: format!("vanilla_proofs[{i}].vanilla_proof.sectors"),
+                expected: "1".into(),
+                got: p.vanilla_proof.sectors.len(),
+            });
+        }
+        let inclusion = p.vanilla_proof.sectors[0].inclusion_proofs().len();
+        if inclusion != challenge_count {
+            return Err(FilecoinError::WrongCount {
+                field: format!("vanilla_proofs[{i}].vanilla_proof.sectors[0].inclusion_proofs"),
+                expected: format!("{challenge_count} (challenges per sector)"),
+                got: inclusion,
+            });
+        }
+        if !seen.insert(u64::from(p.sector_id)) {
+            return Err(FilecoinError::InvalidValue {
+                field: "vanilla_proofs",
+                reason: format!("sector {} appears twice", u64::from(p.sector_id)),
+            });
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+fn safe_domains<Tree: 'static + MerkleTreeTrait>(
+    d: &Decoded,
+) -> Result<(Domain<Tree>, Domain<Tree>)> {
+    let randomness = as_safe_commitment(&d.randomness, "randomness")
+        .map_err(|e| FilecoinError::filecoin("randomness", e))?;
+    let prover_id = as_safe_commitment(&d.prover_id, "prover_id")
+        .map_err(|e| FilecoinError::filecoin("miner_id", e))?;
+    Ok((randomness, prover_id))
+}
+
+fn comm_r_bytes<Tree: 'static + MerkleTreeTrait>(p: &FallbackPoStSectorProof<Tree>) -> [u8; 32] {
+    commitment_from_fr(p.comm_r.into())
+}
+
+fn build<Tree: 'static + MerkleTreeTrait>(
+    shared: &Shared<Tree>,
+    circuit_partition: usize,
+) -> Result<FallbackPoStCircuit<Tree>> {
+    <Compound<Tree> as CompoundProof<Scheme<Tree>, FallbackPoStCircuit<Tree>>>::circuit(
+        &shared.pub_in,
+        Default::default(),
+        &shared.partition_proof,
+        &shared.pp,
+        Some(circuit_partition),
+    )
+    .map_err(|e| FilecoinError::filecoin("building the PoSt circuit", e))
+}
+
+/// Builds the single job of a PoSt plan.
+fn job<Tree: 'static + MerkleTreeTrait>(
+    circuit_id: CircuitId,
+    circuit_partition: usize,
+    shared: Shared<Tree>,
+) -> Result<PartitionJob> {
+    let estimate = MemoryEstimate::for_circuit(circuit_id);
+    let public_inputs = <Compound<Tree> as CompoundProof<
+        Scheme<Tree>,
+        FallbackPoStCircuit<Tree>,
+    >>::generate_public_inputs(
+        &shared.pub_in, &shared.pp, Some(circuit_partition)
+    )
+    .map_err(|e| FilecoinError::filecoin("PoSt public inputs", e))?;
+    let shared = Arc::new(shared);
+    Ok(PartitionJob {
+        circuit_id,
+        partition: 0,
+        circuit_partition,
+        public_inputs,
+        estimate,
+        synthesize: {
+            let shared = Arc::clone(&shared);
+            Box::new(move |mode| {
+                synthesize_guarded(0, estimate, mode, || build(&shared, circuit_partition))
+            })
+        },
+        reference_synthesize: Box::new(move || {
+            reference_guarded(0, || build(&shared, circuit_partition))
+        }),
+    })
+}
+
+/// Plans a WinningPoSt request.
+pub(crate) fn plan_winning(req: &ProofRequest) -> Result<ProofPlan> {
+    let (d, size) = decode_common(req)?;
+    crate::with_tree!(size, plan_winning_tree(req, d))
+}
+
+fn plan_winning_tree<Tree: 'static + MerkleTreeTrait>(
+    req: &ProofRequest,
+    d: Decoded,
+) -> Result<ProofPlan> {
+    let config: PoStConfig = d.post.as_v1_config();
+    if req.vanilla_proofs.len() != config.sector_count {
+        return Err(FilecoinError::WrongCount {
+            field: "vanilla_proofs".into(),
+            expected: format!("{} (sectors per WinningPoSt)", config.sector_count),
+            got: req.vanilla_proofs.len(),
+        });
+    }
+    let vanilla = decode_sectors::<Tree>(req, config.challenge_count / config.sector_count)?;
+    let (randomness, prover_id) = safe_domains::<Tree>(&d)?;
+    let pp = winning_post_public_params::<Tree>(&config)
+        .map_err(|e| FilecoinError::filecoin("WinningPoSt public parameters", e))?;
+
+    let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
+        .iter()
+        .map(|p| PublicSector {
+            id: p.sector_id,
+            comm_r: p.comm_r,
+        })
+        .collect();
+    let prover_inputs = fallback::PublicInputs {
+        randomness,
+        prover_id,
+        sectors: sectors.clone(),
+        k: None,
+    };
+    let mut partitioned = partition_vanilla_proofs(&config, &pp, &prover_inputs, 1, &vanilla)
+        .map_err(|e| FilecoinError::filecoin("vanilla_proofs (WinningPoSt)", e))?;
+    let partition_proof = partitioned.pop().ok_or_else(|| FilecoinError::Filecoin {
+        context: "vanilla_proofs (WinningPoSt)",
+        message: "no partition proof".into(),
+    })?;
+    // The verifier lists the sector once per circuit "sector" slot; so do we, so the public
+    // inputs are exactly those `verify_winning_post` checks against.
+    let verifier_sectors: Vec<_> = (0..pp.sector_count)
+        .flat_map(|_| sectors.iter().cloned())
+        .collect();
+    let pub_in = fallback::PublicInputs {
+        randomness,
+        prover_id,
+        sectors: verifier_sectors,
+        k: None,
+    };
+    let circuit_id = CircuitId::new(
+        CircuitKind::WinningPost,
+        RegisteredProof::PoSt(d.post).sector_size(),
+    );
+    let job = job::<Tree>(
+        circuit_id,
+        0,
+        Shared {
+            pub_in,
+            pp,
+            partition_proof,
+        },
+    )?;
+
+    let replicas: Vec<(SectorId, [u8; 32])> = vanilla
+        .iter()
+        .map(|p| (p.sector_id, comm_r_bytes(p)))
+        .collect();
+    let Decoded {
+        post,
+        randomness: rand_bytes,
+        prover_id: prover_bytes,
+    } = d;
+    let verifier: VerifyFn = Box::new(move |proof: &[u8]| {
+        crate::plan::check_proof_len(proof, 1)?;
+        let reps = replicas
+            .iter()
+            .map(|(id, comm_r)| {
+                PublicReplicaInfo::new(*comm_r)
+                    .map(|r| (*id, r))
+                    .map_err(|e| FilecoinError::filecoin("comm_r", e))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        crate::plan::verdict(
+            "verify_winning_post",
+            filecoin_proofs::verify_winning_post::<Tree>(
+                &post.as_v1_config(),
+                &rand_bytes,
+                &reps,
+                prover_bytes,
+                proof,
+            ),
+        )
+    });
+    Ok(ProofPlan {
+        kind: ProofKind::WinningPost,
+        registered_proof: RegisteredProof::PoSt(post),
+        circuit_id,
+        jobs: vec![job],
+        verifier,
+    })
+}
+
+/// Plans one WindowPoSt partition.
+pub(crate) fn plan_window(req: &ProofRequest) -> Result<ProofPlan> {
+    let (d, size) = decode_common(req)?;
+    crate::with_tree!(size, plan_window_tree(req, d))
+}
+
+fn plan_window_tree<Tree: 'static + MerkleTreeTrait>(
+    req: &ProofRequest,
+    d: Decoded,
+) -> Result<ProofPlan> {
+    let config: PoStConfig = d.post.as_v1_config();
+    let per_partition = config.sector_count;
+    if req.vanilla_proofs.len() > per_partition {
+        return Err(FilecoinError::WrongCount {
+            field: "vanilla_proofs".into(),
+            expected: format!("1 to {per_partition} (sectors per WindowPoSt partition)"),
+            got: req.vanilla_proofs.len(),
+        });
+    }
+    let vanilla = decode_sectors::<Tree>(req, config.challenge_count)?;
+    let (randomness, prover_id) = safe_domains::<Tree>(&d)?;
+    let pp = window_post_public_params::<Tree>(&config)
+        .map_err(|e| FilecoinError::filecoin("WindowPoSt public parameters", e))?;
+    let k = req.partition_index as usize;
+    if k >= MAX_PARTITIONS_PER_DEADLINE {
+        return Err(FilecoinError::InvalidValue {
+            field: "partition_index",
+            reason: format!(
+                "{k} is beyond the {MAX_PARTITIONS_PER_DEADLINE} partitions a deadline can hold"
+            ),
+        });
+    }
+
+    let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
+        .iter()
+        .map(|p| PublicSector {
+            id: p.sector_id,
+            comm_r: p.comm_r,
+        })
+        .collect();
+    let single = fallback::PublicInputs {
+        randomness,
+        prover_id,
+        sectors: sectors.clone(),
+        k: Some(k),
+    };
+    let partition_proof = single_partition_vanilla_proofs(&config, &pp, &single, &vanilla)
+        .map_err(|e| FilecoinError::filecoin("vanilla_proofs (WindowPoSt)", e))?;
+    // The circuit and its public inputs index sectors by their position in the whole
+    // deadline (`k * sectors_per_partition + i`); the earlier partitions' sectors only fill
+    // positions, so any placeholder does.
+    let mut padded = Vec::with_capacity(k * per_partition + sectors.len());
+    for _ in 0..k * per_partition {
+        padded.push(sectors[0].clone());
+    }
+    padded.extend(sectors.iter().cloned());
+    let pub_in = fallback::PublicInputs {
+        randomness,
+        prover_id,
+        sectors: padded,
+        k: None,
+    };
+    let circuit_id = CircuitId::new(
+        CircuitKind::WindowPost,
+        RegisteredProof::PoSt(d.post).sector_size(),
+    );
+    let vk_pp = pp.clone();
+    let job = job::<Tree>(
+        circuit_id,
+        k,
+        Shared {
+            pub_in,
+            pp,
+            partition_proof,
+        },
+    )?;
+
+    let sorted = vanilla
+        .windows(2)
+        .all(|w| u64::from(w[0].sector_id) < u64::from(w[1].sector_id));
+    let verifier: VerifyFn = if k == 0 && sorted {
+        let replicas: Vec<(SectorId, [u8; 32])> = vanilla
+            .iter()
+            .map(|p| (p.sector_id, comm_r_bytes(p)))
+            .collect();
+        let Decoded {
+            post,
+            randomness: rand_bytes,
+            prover_id: prover_bytes,
+        } = d;
+        Box::new(move |proof: &[u8]| {
+            crate::plan::check_proof_len(proof, 1)?;
+            let mut reps = BTreeMap::new();
+            for (id, comm_r) in &replicas {
+                let r = PublicReplicaInfo::new(*comm_r)
+                    .map_err(|e| FilecoinError::filecoin("comm_r", e))?;
+                reps.insert(*id, r);
+            }
+            crate::plan::verdict(
+                "verify_window_post",
+                filecoin_proofs::verify_window_post::<Tree>(
+                    &post.as_v1_config(),
+                    &rand_bytes,
+                    &reps,
+                    prover_bytes,
+                    proof,
+                ),
+            )
+        })
+    } else {
+        // `verify_window_post` takes a whole deadline; for one later partition check the
+        // proof against the partition's public inputs with the circuit's verifying key.
+        let inputs = vec![job.public_inputs.clone()];
+        Box::new(move |proof: &[u8]| {
+            let vk = <Compound<Tree> as CompoundProof<Scheme<Tree>, FallbackPoStCircuit<Tree>>>::verifying_key::<
+                rand::rngs::OsRng,
+            >(None, &vk_pp)
+            .map_err(|e| FilecoinError::filecoin("loading the WindowPoSt verifying key", e))?;
+            crate::plan::verify_with_vk("WindowPoSt partition proof", &vk, &inputs, proof)
+        })
+    };
+    Ok(ProofPlan {
+        kind: ProofKind::WindowPostPartition,
+        registered_proof: RegisteredProof::PoSt(d.post),
+        circuit_id,
+        jobs: vec![job],
+        verifier,
+    })
+}

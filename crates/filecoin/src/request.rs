@@ -1,0 +1,211 @@
+//! The proof request as this crate sees it (mirroring the wire protocol's
+//! `SubmitProofRequest`), and the field-level checks shared by every kind.
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{FilecoinError, Result};
+use crate::registry::{prover_id_from_miner_id, ProofKind, RegisteredProof, SectorSize};
+
+/// A proof request: the proving fields of the wire protocol's `SubmitProofRequest`.
+///
+/// Which fields matter depends on `kind` (see `PROTOCOL.md`, "Payloads"); the others are
+/// ignored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProofRequest {
+    /// What to prove.
+    pub kind: ProofKind,
+    /// Sector size in bytes.
+    pub sector_size: u64,
+    /// Go-side registered proof number for `kind`.
+    pub registered_proof: u64,
+    /// PoRep: the C1 JSON envelope.
+    pub vanilla_proof: Vec<u8>,
+    /// SnapDeals: one bincode `PartitionProof` per partition; PoSt: one bincode
+    /// `FallbackPoStSectorProof` per sector.
+    pub vanilla_proofs: Vec<Vec<u8>>,
+    /// PoRep: the sector number.
+    pub sector_number: u64,
+    /// The miner's actor id (gives `prover_id`).
+    pub miner_id: u64,
+    /// PoSt: the 32-byte challenge randomness.
+    pub randomness: Vec<u8>,
+    /// WindowPoSt: which partition of the deadline this is.
+    pub partition_index: u32,
+    /// SnapDeals: old replica commitment (32 bytes).
+    pub comm_r_old: Vec<u8>,
+    /// SnapDeals: new replica commitment (32 bytes).
+    pub comm_r_new: Vec<u8>,
+    /// SnapDeals: new data commitment (32 bytes).
+    pub comm_d_new: Vec<u8>,
+}
+
+impl ProofRequest {
+    /// An empty request of `kind` (all other fields zero/empty), to fill in.
+    pub fn new(kind: ProofKind, sector_size: u64, registered_proof: u64) -> ProofRequest {
+        ProofRequest {
+            kind,
+            sector_size,
+            registered_proof,
+            vanilla_proof: Vec::new(),
+            vanilla_proofs: Vec::new(),
+            sector_number: 0,
+            miner_id: 0,
+            randomness: Vec::new(),
+            partition_index: 0,
+            comm_r_old: Vec::new(),
+            comm_r_new: Vec::new(),
+            comm_d_new: Vec::new(),
+        }
+    }
+
+    /// The 32-byte prover id derived from `miner_id`.
+    pub fn prover_id(&self) -> [u8; 32] {
+        prover_id_from_miner_id(self.miner_id)
+    }
+
+    /// Decodes `registered_proof` for `kind` and checks it against `sector_size`.
+    pub fn registered(&self) -> Result<(RegisteredProof, SectorSize)> {
+        let size = SectorSize::from_bytes(self.sector_size, "sector_size")?;
+        let rp = RegisteredProof::decode(self.kind, self.registered_proof)?;
+        if rp.sector_size() != size {
+            return Err(FilecoinError::Mismatch {
+                field: "registered_proof",
+                expected: format!("a {} proof for sector_size {}", self.kind, size),
+                got: format!(
+                    "{} ({:?}, a {} proof)",
+                    self.registered_proof,
+                    rp,
+                    rp.sector_size()
+                ),
+            });
+        }
+        Ok((rp, size))
+    }
+}
+
+/// The PoRep C2 envelope Curio sends in `vanilla_proof`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct C1Envelope {
+    /// Sector number.
+    #[serde(rename = "SectorNum")]
+    pub sector_num: u64,
+    /// Base64 of the `SealCommitPhase1Output` JSON.
+    #[serde(rename = "Phase1Out")]
+    pub phase1_out: String,
+    /// Sector size in bytes.
+    #[serde(rename = "SectorSize")]
+    pub sector_size: u64,
+}
+
+impl C1Envelope {
+    /// Parses the envelope JSON.
+    pub fn parse(bytes: &[u8]) -> Result<C1Envelope> {
+        serde_json::from_slice(bytes).map_err(FilecoinError::EnvelopeJson)
+    }
+
+    /// Wraps a `SealCommitPhase1Output` JSON.
+    pub fn new(sector_num: u64, sector_size: u64, phase1_json: &[u8]) -> C1Envelope {
+        C1Envelope {
+            sector_num,
+            phase1_out: base64::engine::general_purpose::STANDARD.encode(phase1_json),
+            sector_size,
+        }
+    }
+
+    /// The decoded `Phase1Out` bytes (accepts standard base64 with or without padding).
+    pub fn phase1_bytes(&self) -> Result<Vec<u8>> {
+        use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+        let s = self.phase1_out.trim();
+        STANDARD
+            .decode(s)
+            .or_else(|e| STANDARD_NO_PAD.decode(s).map_err(|_| e))
+            .map_err(FilecoinError::Base64)
+    }
+
+    /// The envelope as JSON bytes.
+    pub fn to_json(&self) -> Vec<u8> {
+        // Serializing a struct of a u64, a String and a u64 cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// Checks that `bytes` is exactly 32 bytes and returns it as an array.
+pub(crate) fn bytes32(field: &'static str, bytes: &[u8]) -> Result<[u8; 32]> {
+    <[u8; 32]>::try_from(bytes).map_err(|_| FilecoinError::WrongLength {
+        field,
+        expected: 32,
+        got: bytes.len(),
+    })
+}
+
+/// Checks that a 32-byte value is a canonical scalar (what `as_safe_commitment` requires),
+/// and optionally that it is not all zeros.
+pub(crate) fn check_scalar(field: &'static str, bytes: &[u8; 32], nonzero: bool) -> Result<()> {
+    if nonzero && bytes.iter().all(|&b| b == 0) {
+        return Err(FilecoinError::InvalidValue {
+            field,
+            reason: "must not be all zeros".into(),
+        });
+    }
+    let canonical: Option<blstrs::Scalar> = blstrs::Scalar::from_bytes_le(bytes).into();
+    if canonical.is_none() {
+        return Err(FilecoinError::InvalidValue {
+            field,
+            reason: "is not a canonical BLS12-381 scalar (little-endian, below the modulus)".into(),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_round_trips() {
+        let env = C1Envelope::new(7, 2048, b"{\"x\":1}");
+        let parsed = C1Envelope::parse(&env.to_json()).unwrap();
+        assert_eq!(parsed.sector_num, 7);
+        assert_eq!(parsed.phase1_bytes().unwrap(), b"{\"x\":1}");
+        let json = env.to_json();
+        assert!(matches!(
+            C1Envelope::parse(&json[..json.len() - 3]),
+            Err(FilecoinError::EnvelopeJson(_))
+        ));
+        let bad = C1Envelope {
+            phase1_out: "***".into(),
+            ..env
+        };
+        assert!(matches!(bad.phase1_bytes(), Err(FilecoinError::Base64(_))));
+    }
+
+    #[test]
+    fn registered_proof_must_match_sector_size() {
+        let req = ProofRequest::new(ProofKind::PoRepSealCommit, 2048, 8);
+        assert!(matches!(
+            req.registered(),
+            Err(FilecoinError::Mismatch {
+                field: "registered_proof",
+                ..
+            })
+        ));
+        let req = ProofRequest::new(ProofKind::PoRepSealCommit, 2048, 5);
+        assert_eq!(req.registered().unwrap().1, SectorSize::S2KiB);
+        let req = ProofRequest::new(ProofKind::PoRepSealCommit, 4096, 5);
+        assert!(matches!(
+            req.registered(),
+            Err(FilecoinError::UnsupportedSectorSize { .. })
+        ));
+    }
+
+    #[test]
+    fn scalars_are_checked() {
+        assert!(check_scalar("x", &[0u8; 32], true).is_err());
+        assert!(check_scalar("x", &[0u8; 32], false).is_ok());
+        assert!(check_scalar("x", &[0xffu8; 32], false).is_err());
+        let mut ok = [0x11u8; 32];
+        ok[31] = 0x0f;
+        assert!(check_scalar("x", &ok, true).is_ok());
+        assert!(bytes32("comm_r_old", &[1u8; 31]).is_err());
+    }
+}

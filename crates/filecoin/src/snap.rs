@@ -1,0 +1,184 @@
+//! SnapDeals: decodes the per-partition vanilla proofs and the three commitments, plans one
+//! `EmptySectorUpdateCircuit` per partition; verification goes through filecoin-proofs'
+//! `verify_empty_sector_update_proof`.
+use std::sync::Arc;
+
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::{DefaultPieceDomain, MerkleTreeTrait, SectorUpdateConfig, TreeRHasher};
+use filecoin_proofs_api::RegisteredUpdateProof;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_update::{
+    EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof, PublicInputs, PublicParams,
+};
+
+use crate::error::{FilecoinError, Result};
+use crate::plan::{
+    reference_guarded, synthesize_guarded, MemoryEstimate, PartitionJob, ProofPlan, VerifyFn,
+};
+use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
+use crate::request::{bytes32, check_scalar, ProofRequest};
+
+struct Shared<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
+    pub_in: PublicInputs,
+    pp: PublicParams,
+    vanilla: Vec<PartitionProof<Tree>>,
+}
+
+type C<T> = EmptySectorUpdateCompound<T>;
+
+fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    shared: &Shared<Tree>,
+    k: usize,
+) -> Result<storage_proofs_update::EmptySectorUpdateCircuit<Tree>> {
+    <C<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
+        &shared.pub_in,
+        (),
+        &shared.vanilla[k],
+        &shared.pp,
+        Some(k),
+    )
+    .map_err(|e| FilecoinError::filecoin("building the SnapDeals circuit", e))
+}
+
+/// Plans a SnapDeals request.
+pub(crate) fn plan(req: &ProofRequest) -> Result<ProofPlan> {
+    let (rp, size) = req.registered()?;
+    let RegisteredProof::Update(update) = rp else {
+        return Err(FilecoinError::Filecoin {
+            context: "decoding registered_proof",
+            message: "not an update proof".into(),
+        });
+    };
+    let comm_r_old = bytes32("comm_r_old", &req.comm_r_old)?;
+    let comm_r_new = bytes32("comm_r_new", &req.comm_r_new)?;
+    let comm_d_new = bytes32("comm_d_new", &req.comm_d_new)?;
+    check_scalar("comm_r_old", &comm_r_old, true)?;
+    check_scalar("comm_r_new", &comm_r_new, true)?;
+    if comm_d_new == [0u8; 32] {
+        return Err(FilecoinError::InvalidValue {
+            field: "comm_d_new",
+            reason: "must not be all zeros".into(),
+        });
+    }
+    crate::with_tree!(
+        size,
+        plan_tree(req, update, comm_r_old, comm_r_new, comm_d_new)
+    )
+}
+
+fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    req: &ProofRequest,
+    update: RegisteredUpdateProof,
+    comm_r_old: [u8; 32],
+    comm_r_new: [u8; 32],
+    comm_d_new: [u8; 32],
+) -> Result<ProofPlan> {
+    let config = SectorUpdateConfig::from_porep_config(&update.as_v1_config());
+    let partitions = usize::from(config.update_partitions);
+    if req.vanilla_proofs.len() != partitions {
+        return Err(FilecoinError::WrongCount {
+            field: "vanilla_proofs".into(),
+            expected: format!("{partitions} (partitions of {update:?})"),
+            got: req.vanilla_proofs.len(),
+        });
+    }
+    let pp = PublicParams::from_sector_size(u64::from(config.sector_size));
+    let mut vanilla = Vec::with_capacity(partitions);
+    for (k, bytes) in req.vanilla_proofs.iter().enumerate() {
+        let p: PartitionProof<Tree> =
+            bincode::deserialize(bytes).map_err(|source| FilecoinError::VanillaDecode {
+                field: "vanilla_proofs",
+                index: k,
+                source,
+            })?;
+        if p.apex_leafs.len() != pp.apex_leaf_count {
+            return Err(FilecoinError::WrongCount {
+                field: format!("vanilla_proofs[{k}].apex_leafs"),
+                expected: pp.apex_leaf_count.to_string(),
+                got: p.apex_leafs.len(),
+            });
+        }
+        if p.challenge_proofs.len() != pp.challenge_count {
+            return Err(FilecoinError::WrongCount {
+                field: format!("vanilla_proofs[{k}].challenge_proofs"),
+                expected: pp.challenge_count.to_string(),
+                got: p.challenge_proofs.len(),
+            });
+        }
+        vanilla.push(p);
+    }
+
+    let domain = |field: &'static str, b: &[u8; 32]| {
+        <TreeRHasher as Hasher>::Domain::try_from_bytes(b)
+            .map_err(|e| FilecoinError::filecoin(field, e))
+    };
+    let pub_in = PublicInputs {
+        k: partitions,
+        comm_r_old: domain("comm_r_old", &comm_r_old)?,
+        comm_d_new: DefaultPieceDomain::try_from_bytes(&comm_d_new)
+            .map_err(|e| FilecoinError::filecoin("comm_d_new", e))?,
+        comm_r_new: domain("comm_r_new", &comm_r_new)?,
+        h: config.h,
+    };
+
+    let circuit_id = CircuitId::new(
+        CircuitKind::Snap,
+        RegisteredProof::Update(update).sector_size(),
+    );
+    let estimate = MemoryEstimate::for_circuit(circuit_id);
+    let mut all_inputs = Vec::with_capacity(partitions);
+    for k in 0..partitions {
+        all_inputs.push(
+            <C<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::generate_public_inputs(
+                &pub_in,
+                &pp,
+                Some(k),
+            )
+            .map_err(|e| FilecoinError::filecoin("SnapDeals public inputs", e))?,
+        );
+    }
+    let shared = Arc::new(Shared {
+        pub_in,
+        pp,
+        vanilla,
+    });
+    let jobs = all_inputs
+        .into_iter()
+        .enumerate()
+        .map(|(k, public_inputs)| {
+            let shared = Arc::clone(&shared);
+            PartitionJob {
+                circuit_id,
+                partition: k,
+                circuit_partition: k,
+                public_inputs,
+                estimate,
+                synthesize: {
+                    let shared = Arc::clone(&shared);
+                    Box::new(move |mode| {
+                        synthesize_guarded(k, estimate, mode, || build(&shared, k))
+                    })
+                },
+                reference_synthesize: Box::new(move || reference_guarded(k, || build(&shared, k))),
+            }
+        })
+        .collect();
+
+    let verifier: VerifyFn = Box::new(move |proof: &[u8]| {
+        crate::plan::check_proof_len(proof, partitions)?;
+        crate::plan::verdict(
+            "verify_empty_sector_update_proof",
+            filecoin_proofs_api::update::verify_empty_sector_update_proof(
+                update, proof, comm_r_old, comm_r_new, comm_d_new,
+            ),
+        )
+    });
+
+    Ok(ProofPlan {
+        kind: req.kind,
+        registered_proof: RegisteredProof::Update(update),
+        circuit_id,
+        jobs,
+        verifier,
+    })
+}

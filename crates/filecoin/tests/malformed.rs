@@ -1,0 +1,260 @@
+//! Every malformed-input class yields a typed error naming the field (and nothing panics).
+mod common;
+
+use base64::Engine as _;
+use cuzk_filecoin::{plan, C1Envelope, FilecoinError, ProofKind, ProofRequest};
+
+fn err(req: &ProofRequest) -> FilecoinError {
+    match plan(req) {
+        Ok(_) => panic!("malformed request accepted"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn truncated_envelope_json_is_an_envelope_error() {
+    common::dir();
+    let mut req = common::request("porep");
+    let n = req.vanilla_proof.len();
+    req.vanilla_proof.truncate(n / 2);
+    assert!(matches!(err(&req), FilecoinError::EnvelopeJson(_)));
+}
+
+#[test]
+fn bad_base64_is_a_base64_error() {
+    common::dir();
+    let mut req = common::request("porep");
+    let mut env = C1Envelope::parse(&req.vanilla_proof).unwrap();
+    env.phase1_out.insert_str(10, "!*");
+    req.vanilla_proof = env.to_json();
+    assert!(matches!(err(&req), FilecoinError::Base64(_)));
+}
+
+#[test]
+fn truncated_phase1_json_is_a_phase1_error() {
+    common::dir();
+    let mut req = common::request("porep");
+    let env = C1Envelope::parse(&req.vanilla_proof).unwrap();
+    let mut inner = env.phase1_bytes().unwrap();
+    inner.truncate(inner.len() - 10);
+    req.vanilla_proof = C1Envelope::new(env.sector_num, env.sector_size, &inner).to_json();
+    assert!(matches!(err(&req), FilecoinError::Phase1Json(_)));
+}
+
+#[test]
+fn wrong_registered_proof_for_the_sector_size_is_rejected() {
+    common::dir();
+    for (kind, wrong) in [("porep", 8u64), ("snap", 3), ("winning", 3), ("wpost", 13)] {
+        let mut req = common::request(kind);
+        req.registered_proof = wrong;
+        let e = err(&req);
+        assert!(
+            matches!(
+                e,
+                FilecoinError::Mismatch {
+                    field: "registered_proof",
+                    ..
+                }
+            ),
+            "{kind}: {e}"
+        );
+    }
+    // A WindowPoSt number on a WinningPoSt request.
+    let mut req = common::request("winning");
+    req.registered_proof = 10;
+    assert!(matches!(err(&req), FilecoinError::WrongProofType { .. }));
+    // Out of range.
+    let mut req = common::request("porep");
+    req.registered_proof = 99;
+    assert!(matches!(
+        err(&req),
+        FilecoinError::UnknownRegisteredProof { .. }
+    ));
+    // The envelope's proof type must match the request's.
+    let mut req = common::request("porep");
+    req.registered_proof = 0; // StackedDrg2KiBV1, the C1 output says V1_1
+    assert!(matches!(err(&req), FilecoinError::Mismatch { .. }));
+}
+
+#[test]
+fn wrong_partition_count_is_rejected() {
+    common::dir();
+    let mut req = common::request("snap");
+    let first = req.vanilla_proofs[0].clone();
+    req.vanilla_proofs.push(first);
+    let e = err(&req);
+    assert!(
+        matches!(&e, FilecoinError::WrongCount { field, got: 2, .. } if field == "vanilla_proofs"),
+        "{e}"
+    );
+
+    // PoRep: two partitions in the C1 output of a one-partition sector.
+    let mut req = common::request("porep");
+    let env = C1Envelope::parse(&req.vanilla_proof).unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&env.phase1_bytes().unwrap()).unwrap();
+    let proofs = v["vanilla_proofs"]["StackedDrg2KiBV1"]
+        .as_array_mut()
+        .unwrap();
+    let p0 = proofs[0].clone();
+    proofs.push(p0);
+    let inner = serde_json::to_vec(&v).unwrap();
+    req.vanilla_proof = C1Envelope::new(env.sector_num, env.sector_size, &inner).to_json();
+    let e = err(&req);
+    assert!(matches!(e, FilecoinError::WrongCount { got: 2, .. }), "{e}");
+}
+
+#[test]
+fn empty_vanilla_proofs_are_rejected() {
+    common::dir();
+    for kind in ["snap", "winning", "wpost"] {
+        let mut req = common::request(kind);
+        req.vanilla_proofs.clear();
+        let e = err(&req);
+        assert!(
+            matches!(e, FilecoinError::WrongCount { got: 0, .. }),
+            "{kind}: {e}"
+        );
+    }
+    let mut req = common::request("porep");
+    req.vanilla_proof.clear();
+    assert!(matches!(err(&req), FilecoinError::EnvelopeJson(_)));
+}
+
+#[test]
+fn garbage_vanilla_proof_is_a_decode_error() {
+    common::dir();
+    for kind in ["snap", "winning", "wpost"] {
+        let mut req = common::request(kind);
+        let n = req.vanilla_proofs[0].len();
+        req.vanilla_proofs[0].truncate(n / 3);
+        let e = err(&req);
+        assert!(
+            matches!(e, FilecoinError::VanillaDecode { index: 0, .. }),
+            "{kind}: {e}"
+        );
+    }
+}
+
+#[test]
+fn commitment_or_randomness_of_wrong_length_is_rejected() {
+    common::dir();
+    for field in ["comm_r_old", "comm_r_new", "comm_d_new"] {
+        let mut req = common::request("snap");
+        let c = match field {
+            "comm_r_old" => &mut req.comm_r_old,
+            "comm_r_new" => &mut req.comm_r_new,
+            _ => &mut req.comm_d_new,
+        };
+        c.pop();
+        let e = err(&req);
+        assert!(
+            matches!(e, FilecoinError::WrongLength { field: f, expected: 32, got: 31 } if f == field),
+            "{e}"
+        );
+    }
+    for kind in ["winning", "wpost"] {
+        let mut req = common::request(kind);
+        req.randomness.push(0);
+        assert!(matches!(
+            err(&req),
+            FilecoinError::WrongLength {
+                field: "randomness",
+                expected: 32,
+                got: 33
+            }
+        ));
+    }
+    // A 32-byte value that is not a field element.
+    let mut req = common::request("snap");
+    req.comm_r_new = vec![0xff; 32];
+    assert!(matches!(
+        err(&req),
+        FilecoinError::InvalidValue {
+            field: "comm_r_new",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn wrong_sector_number_or_miner_is_caught_before_proving() {
+    common::dir();
+    let mut req = common::request("porep");
+    req.sector_number += 1;
+    assert!(matches!(
+        err(&req),
+        FilecoinError::Mismatch {
+            field: "vanilla_proof.SectorNum",
+            ..
+        }
+    ));
+    // Envelope and request agree on another sector: the replica id gives it away.
+    let mut req = common::request("porep");
+    let mut env = C1Envelope::parse(&req.vanilla_proof).unwrap();
+    env.sector_num += 1;
+    req.sector_number = env.sector_num;
+    req.vanilla_proof = env.to_json();
+    assert!(matches!(
+        err(&req),
+        FilecoinError::Mismatch {
+            field: "vanilla_proof.Phase1Out.replica_id",
+            ..
+        }
+    ));
+    let mut req = common::request("porep");
+    req.miner_id += 1;
+    assert!(matches!(err(&req), FilecoinError::Mismatch { .. }));
+}
+
+#[test]
+fn too_many_window_sectors_and_bad_partition_index_are_rejected() {
+    common::dir();
+    let mut req = common::request("wpost");
+    let p = req.vanilla_proofs[0].clone();
+    req.vanilla_proofs = vec![p; 3]; // 2 KiB partitions hold 2 sectors
+    assert!(matches!(
+        err(&req),
+        FilecoinError::WrongCount { got: 3, .. }
+    ));
+    let mut req = common::request("wpost");
+    let p = req.vanilla_proofs[0].clone();
+    req.vanilla_proofs.push(p);
+    assert!(matches!(
+        err(&req),
+        FilecoinError::InvalidValue {
+            field: "vanilla_proofs",
+            ..
+        }
+    ));
+    let mut req = common::request("wpost");
+    req.partition_index = u32::MAX;
+    assert!(matches!(
+        err(&req),
+        FilecoinError::InvalidValue {
+            field: "partition_index",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn unsupported_sector_size_and_kind_are_rejected() {
+    common::dir();
+    let mut req = common::request("snap");
+    req.sector_size = 4096;
+    assert!(matches!(
+        err(&req),
+        FilecoinError::UnsupportedSectorSize { .. }
+    ));
+    assert!(matches!(
+        ProofKind::from_wire(0),
+        Err(FilecoinError::UnsupportedKind(0))
+    ));
+    // Unpadded base64 is accepted (some clients strip padding).
+    let req = common::request("porep");
+    let env = C1Envelope::parse(&req.vanilla_proof).unwrap();
+    let raw = env.phase1_bytes().unwrap();
+    let mut unpadded = env.clone();
+    unpadded.phase1_out = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&raw);
+    assert_eq!(unpadded.phase1_bytes().unwrap(), raw);
+}

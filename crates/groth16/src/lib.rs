@@ -1,0 +1,32 @@
+//! Groth16 over BLS12-381, shaped for a proving daemon.
+//!
+//! - [`recorder`]: a `bellpepper_core::ConstraintSystem` that records assignments, the
+//!   A/B/C evaluations per constraint and the density bitmaps the MSMs need.
+//! - [`params`]: Filecoin/bellperson `.params` and `.vk` files (read by mmap, written for tests).
+//! - [`setup`]: an *insecure* test-parameter generator (random toxic waste).
+//! - [`prover`]: the [`prover::ProverBackend`] trait with a split `start`/`finish`, and the
+//!   multi-threaded CPU backend.
+//! - [`proof`], [`verifier`]: bellperson-identical 192-byte proofs; (batch) verification.
+//! - [`synthetic`]: configurable synthetic circuits for tests and benchmarks.
+#![deny(missing_docs)]
+#![deny(unsafe_code)]
+
+pub mod domain;
+pub mod error;
+pub mod msm;
+pub mod params;
+pub mod proof;
+pub mod prover;
+pub mod recorder;
+pub mod setup;
+pub mod synthetic;
+pub mod verifier;
+
+pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+pub use error::{Error, ParamsError, ProveError};
+pub use params::{Srs, VerifyingKey};
+pub use proof::{Proof, ProofDecodeError, PROOF_BYTES};
+pub use prover::{CpuProver, Pending, PendingG2, ProverBackend, Timings};
+pub use recorder::{Density, Recorder, RecorderMode, Synthesized};
+pub use synthetic::{CircuitSpec, Sha256Circuit, SyntheticCircuit, SyntheticSpec};
+pub use verifier::{verify_proof, verify_proofs_batch, PreparedVerifyingKey, VerifyError};

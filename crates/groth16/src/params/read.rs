@@ -1,0 +1,367 @@
+//! Reading `.params` and `.vk` files: windowed mmap, parallel decode, typed errors.
+use super::wire::WirePoint;
+use super::{Srs, VerifyingKey};
+use crate::error::ParamsError;
+use blstrs::{G1Affine, G2Affine};
+use rayon::prelude::*;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How to read a parameter file.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Check that every point is on the curve and in the prime-order subgroup (default
+    /// `true`). Turn off only for files you trust: the subgroup check is most of the cost.
+    pub check_points: bool,
+    /// Bytes mapped at a time (default 32 MiB). Each window is unmapped once decoded, so
+    /// the file's pages count in RSS for at most one window beside the decoded points.
+    pub window_bytes: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            check_points: true,
+            window_bytes: 32 << 20,
+        }
+    }
+}
+
+/// What loading a parameter file cost.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadStats {
+    /// Bytes read (the file's length).
+    pub bytes: u64,
+    /// Wall-clock time of the whole load.
+    pub elapsed: Duration,
+}
+
+impl LoadStats {
+    /// Throughput in GB/s (10^9 bytes per second).
+    pub fn gbps(&self) -> f64 {
+        let secs = self.elapsed.as_secs_f64();
+        if secs == 0.0 {
+            return f64::INFINITY;
+        }
+        self.bytes as f64 / secs / 1e9
+    }
+}
+
+/// Reads a `.params` file (verifying key and proving key), mapping it in windows.
+pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), ParamsError> {
+    let started = Instant::now();
+    let io_err = |source| ParamsError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let len = file.metadata().map_err(io_err)?.len();
+    let src = Source::File {
+        file: &file,
+        path,
+        len,
+    };
+    let srs = parse_params(&src, opts)?;
+    Ok((
+        srs,
+        LoadStats {
+            bytes: len,
+            elapsed: started.elapsed(),
+        },
+    ))
+}
+
+/// Reads `.params` content already in memory (tests, small files).
+pub fn read_params_from_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<Srs, ParamsError> {
+    parse_params(&Source::Bytes(bytes), opts)
+}
+
+/// Reads a `.vk` file (the verifying key alone). Points are always checked. Maps only the
+/// bytes it reads, so a `.params` file passed by mistake fails fast with
+/// [`ParamsError::TrailingBytes`] instead of being read whole.
+pub fn read_vk(path: &Path) -> Result<VerifyingKey, ParamsError> {
+    let io_err = |source| ParamsError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let len = file.metadata().map_err(io_err)?.len();
+    parse_vk(&Source::File {
+        file: &file,
+        path,
+        len,
+    })
+}
+
+/// Reads `.vk` content already in memory. Points are always checked.
+pub fn read_vk_from_bytes(bytes: &[u8]) -> Result<VerifyingKey, ParamsError> {
+    parse_vk(&Source::Bytes(bytes))
+}
+
+fn parse_vk(src: &Source<'_>) -> Result<VerifyingKey, ParamsError> {
+    let mut cur = Cursor {
+        src,
+        pos: 0,
+        last_count_offset: 0,
+    };
+    let vk = cur.vk(&ReadOptions::default())?;
+    cur.finish()?;
+    Ok(vk)
+}
+
+fn parse_params(src: &Source<'_>, opts: &ReadOptions) -> Result<Srs, ParamsError> {
+    let mut cur = Cursor {
+        src,
+        pos: 0,
+        last_count_offset: 0,
+    };
+    let vk = cur.vk(opts)?;
+    let h = cur.section::<G1Affine>("h", opts)?;
+    if !(h.len() as u64 + 1).is_power_of_two() {
+        return Err(ParamsError::BadCount {
+            section: "h",
+            offset: cur.last_count_offset,
+            count: h.len() as u64,
+        });
+    }
+    let l = cur.section::<G1Affine>("l", opts)?;
+    let a = cur.section::<G1Affine>("a", opts)?;
+    let b_g1 = cur.section::<G1Affine>("b_g1", opts)?;
+    let b_g2 = cur.section::<G2Affine>("b_g2", opts)?;
+    cur.finish()?;
+    Ok(Srs::new(vk, h, l, a, b_g1, b_g2))
+}
+
+/// Where the bytes come from.
+enum Source<'a> {
+    /// Already in memory.
+    Bytes(&'a [u8]),
+    /// A file, mapped a window at a time.
+    File {
+        file: &'a File,
+        path: &'a Path,
+        len: u64,
+    },
+}
+
+impl Source<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            Source::Bytes(b) => b.len() as u64,
+            Source::File { len, .. } => *len,
+        }
+    }
+
+    /// Runs `f` on bytes `offset..offset + len`, which the caller has bounds-checked.
+    fn with_window<R>(
+        &self,
+        offset: u64,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, ParamsError> {
+        match self {
+            Source::Bytes(b) => {
+                let start = offset as usize;
+                Ok(f(&b[start..start + len]))
+            }
+            Source::File { file, path, .. } => {
+                if len == 0 {
+                    return Ok(f(&[]));
+                }
+                let map = map_window(file, offset, len).map_err(|source| ParamsError::Io {
+                    path: PathBuf::from(path),
+                    source,
+                })?;
+                // Readahead hints only; failure to apply them changes nothing but speed.
+                let _ = map.advise(memmap2::Advice::Sequential);
+                let _ = map.advise(memmap2::Advice::WillNeed);
+                let out = f(&map);
+                drop(map);
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Maps `len` bytes of `file` from `offset`, read-only.
+#[allow(unsafe_code)]
+fn map_window(file: &File, offset: u64, len: usize) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: `Mmap::map` is unsafe because the mapped bytes may change underneath us if
+    // another process modifies or truncates the file. We open the file read-only, copy every
+    // byte we keep into owned values (decoded points and counts), and never hand out
+    // references into the mapping beyond this window's parse. A concurrent writer can
+    // therefore only make us decode garbage (reported as a bad point or count: treated like
+    // any other corruption) or, if the file shrinks, raise SIGBUS, as reading any
+    // memory-mapped file does. Parameter files are written once (atomically, by rename)
+    // and not modified in place.
+    unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .map(file)
+    }
+}
+
+/// A read position in a [`Source`], with bounds-checked reads.
+struct Cursor<'s, 'a> {
+    src: &'s Source<'a>,
+    pos: u64,
+    /// Offset of the most recent section count (for errors found after the section is read).
+    last_count_offset: u64,
+}
+
+impl Cursor<'_, '_> {
+    fn need(&self, section: &'static str, needed: u64) -> Result<(), ParamsError> {
+        let len = self.src.len();
+        if len.saturating_sub(self.pos) < needed {
+            return Err(ParamsError::Truncated {
+                section,
+                offset: self.pos,
+                needed,
+                len,
+            });
+        }
+        Ok(())
+    }
+
+    fn u32_be(&mut self, section: &'static str) -> Result<u32, ParamsError> {
+        self.need(section, 4)?;
+        let v = self.src.with_window(self.pos, 4, |b| {
+            u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+        })?;
+        self.pos += 4;
+        Ok(v)
+    }
+
+    /// One point that may be the point at infinity (the fixed verifying-key points).
+    fn point<P: WirePoint>(
+        &mut self,
+        section: &'static str,
+        opts: &ReadOptions,
+    ) -> Result<P, ParamsError> {
+        self.need(section, P::SIZE as u64)?;
+        let offset = self.pos;
+        let p = self
+            .src
+            .with_window(offset, P::SIZE, |b| P::decode(b, opts.check_points))?
+            .map_err(|reason| ParamsError::BadPoint {
+                section,
+                index: 0,
+                offset,
+                reason,
+            })?;
+        self.pos += P::SIZE as u64;
+        Ok(p)
+    }
+
+    fn vk(&mut self, opts: &ReadOptions) -> Result<VerifyingKey, ParamsError> {
+        let alpha_g1 = self.point::<G1Affine>("vk.alpha_g1", opts)?;
+        let beta_g1 = self.point::<G1Affine>("vk.beta_g1", opts)?;
+        let beta_g2 = self.point::<G2Affine>("vk.beta_g2", opts)?;
+        let gamma_g2 = self.point::<G2Affine>("vk.gamma_g2", opts)?;
+        let delta_g1 = self.point::<G1Affine>("vk.delta_g1", opts)?;
+        let delta_g2 = self.point::<G2Affine>("vk.delta_g2", opts)?;
+        let ic = self.section::<G1Affine>("vk.ic", opts)?;
+        if ic.is_empty() {
+            // `ic[0]` belongs to the ONE input, which every circuit has.
+            return Err(ParamsError::BadCount {
+                section: "vk.ic",
+                offset: self.last_count_offset,
+                count: 0,
+            });
+        }
+        Ok(VerifyingKey {
+            alpha_g1,
+            beta_g1,
+            beta_g2,
+            gamma_g2,
+            delta_g1,
+            delta_g2,
+            ic,
+        })
+    }
+
+    /// A u32 BE count and that many points, none at infinity, decoded in parallel a window
+    /// at a time.
+    fn section<P: WirePoint>(
+        &mut self,
+        section: &'static str,
+        opts: &ReadOptions,
+    ) -> Result<Vec<P>, ParamsError> {
+        let count_offset = self.pos;
+        self.last_count_offset = count_offset;
+        let count = self.u32_be(section)? as u64;
+        let bytes = count * P::SIZE as u64;
+        let len = self.src.len();
+        if bytes > len {
+            // More than the whole file could hold: the count itself is corrupt.
+            return Err(ParamsError::BadCount {
+                section,
+                offset: count_offset,
+                count,
+            });
+        }
+        self.need(section, bytes)?;
+        let count = count as usize;
+        let mut out: Vec<P> = Vec::new();
+        out.try_reserve_exact(count)
+            .map_err(|_| ParamsError::BadCount {
+                section,
+                offset: count_offset,
+                count: count as u64,
+            })?;
+        let per_window = (opts.window_bytes / P::SIZE).max(1);
+        let check = opts.check_points;
+        let mut start = 0usize;
+        while start < count {
+            let n = per_window.min(count - start);
+            let offset = self.pos + (start * P::SIZE) as u64;
+            let bad = self.src.with_window(offset, n * P::SIZE, |window| {
+                let first_bad = AtomicUsize::new(usize::MAX);
+                out.par_extend(window.par_chunks_exact(P::SIZE).enumerate().map(|(i, b)| {
+                    match P::decode(b, check) {
+                        Ok(p) if !p.is_infinity() => p,
+                        _ => {
+                            first_bad.fetch_min(i, Ordering::Relaxed);
+                            P::infinity()
+                        }
+                    }
+                }));
+                let i = first_bad.into_inner();
+                (i != usize::MAX).then(|| {
+                    let b = &window[i * P::SIZE..(i + 1) * P::SIZE];
+                    let reason = match P::decode(b, check) {
+                        Ok(_) => "point at infinity",
+                        Err(reason) => reason,
+                    };
+                    (i, reason)
+                })
+            })?;
+            if let Some((i, reason)) = bad {
+                return Err(ParamsError::BadPoint {
+                    section,
+                    index: start + i,
+                    offset: offset + (i * P::SIZE) as u64,
+                    reason,
+                });
+            }
+            start += n;
+        }
+        self.pos += bytes;
+        Ok(out)
+    }
+
+    /// Fails if bytes remain.
+    fn finish(&self) -> Result<(), ParamsError> {
+        let len = self.src.len();
+        if len > self.pos {
+            return Err(ParamsError::TrailingBytes {
+                offset: self.pos,
+                extra: len - self.pos,
+            });
+        }
+        Ok(())
+    }
+}

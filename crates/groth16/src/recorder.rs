@@ -1,0 +1,679 @@
+//! The constraint recorder: a `bellpepper_core::ConstraintSystem` that records what a Groth16
+//! prover needs (assignments, A/B/C evaluated at each constraint, density bitmaps).
+//!
+//! Each linear combination is evaluated straight into one scalar while it is iterated, so
+//! `enforce` allocates nothing beyond the circuit's own `LinearCombination`s and the amortised
+//! growth of the output vectors (none at all when [`Recorder::with_hints`] was given true hints).
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::Field;
+
+/// A bitmap over variables: bit `i` is set when variable `i` appears in the query.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Density {
+    /// Bits, 64 per word, little-endian within a word.
+    pub words: Vec<u64>,
+    /// Number of bits in use.
+    pub len: usize,
+}
+
+impl Density {
+    /// `len` cleared bits.
+    pub fn new(len: usize) -> Density {
+        Density {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
+    }
+
+    /// `len` set bits.
+    pub fn full(len: usize) -> Density {
+        let mut d = Density::new(len);
+        d.words.iter_mut().for_each(|w| *w = u64::MAX);
+        if len % 64 != 0 {
+            if let Some(last) = d.words.last_mut() {
+                *last = (1u64 << (len % 64)) - 1;
+            }
+        }
+        d
+    }
+
+    /// An empty bitmap with room for `cap` bits.
+    pub fn with_capacity(cap: usize) -> Density {
+        Density {
+            words: Vec::with_capacity(cap.div_ceil(64)),
+            len: 0,
+        }
+    }
+
+    /// Builds a bitmap from booleans.
+    pub fn from_bools(bits: impl IntoIterator<Item = bool>) -> Density {
+        let mut d = Density::default();
+        for b in bits {
+            d.push(b);
+        }
+        d
+    }
+
+    /// Number of bits.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the bitmap has no bits.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends one bit.
+    pub fn push(&mut self, bit: bool) {
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        if bit {
+            self.words[self.len / 64] |= 1u64 << (self.len % 64);
+        }
+        self.len += 1;
+    }
+
+    /// Sets bit `i`; out-of-range indices are ignored.
+    #[inline]
+    pub fn set(&mut self, i: usize) {
+        if i < self.len {
+            self.words[i / 64] |= 1u64 << (i % 64);
+        }
+    }
+
+    /// Bit `i`; out-of-range indices read as clear.
+    #[inline]
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && (self.words[i / 64] >> (i % 64)) & 1 == 1
+    }
+
+    /// Number of set bits.
+    pub fn count_ones(&self) -> usize {
+        // Bits past `len` are never set, so whole words can be counted.
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Appends all bits of `other`.
+    pub fn extend(&mut self, other: &Density) {
+        self.extend_from(other, 0);
+    }
+
+    /// Appends the bits of `other` from index `start` on.
+    pub fn extend_from(&mut self, other: &Density, start: usize) {
+        if start >= other.len {
+            return;
+        }
+        if start % 64 == 0 && self.len % 64 == 0 {
+            // Word-aligned: copy whole words (bits past `other.len` are clear).
+            self.words.extend_from_slice(&other.words[start / 64..]);
+            self.len += other.len - start;
+            return;
+        }
+        for i in start..other.len {
+            self.push(other.get(i));
+        }
+    }
+
+    /// Indices of the set bits, ascending.
+    pub fn iter_ones(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.len).filter(move |&i| self.get(i))
+    }
+
+    /// Heap bytes held (capacity-based).
+    pub fn heap_bytes(&self) -> usize {
+        self.words.capacity() * 8
+    }
+}
+
+/// What a [`Recorder`] records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecorderMode {
+    /// Assignments, A/B/C evaluations and densities: everything a prover needs.
+    Full,
+    /// Assignments only; `enforce` does no work (for witness generation).
+    WitnessOnly,
+}
+
+/// The output of synthesis: the input of a prover.
+///
+/// `a`, `b`, `c` hold one evaluation per constraint, followed by one per input
+/// (bellperson's `input_i * 1 = 0` constraints that make the IC query linearly independent),
+/// so their length is `num_constraints + inputs.len()`. They are not padded to the domain.
+#[derive(Clone, Debug, Default)]
+pub struct Synthesized {
+    /// Input assignment; `inputs[0]` is ONE.
+    pub inputs: Vec<Scalar>,
+    /// Auxiliary (witness) assignment.
+    pub aux: Vec<Scalar>,
+    /// A evaluated at each constraint (then the input constraints).
+    pub a: Vec<Scalar>,
+    /// B evaluated at each constraint (then zeros for the input constraints).
+    pub b: Vec<Scalar>,
+    /// C evaluated at each constraint (then zeros for the input constraints).
+    pub c: Vec<Scalar>,
+    /// Aux variables that appear in some A.
+    pub a_aux_density: Density,
+    /// Input variables that appear in some B.
+    pub b_input_density: Density,
+    /// Aux variables that appear in some B.
+    pub b_aux_density: Density,
+    /// Constraints enforced by the circuit (not counting the input constraints).
+    pub num_constraints: usize,
+}
+
+const SCALAR_BYTES: usize = std::mem::size_of::<Scalar>();
+
+impl Synthesized {
+    /// Heap bytes held by all vectors (capacity-based).
+    pub fn heap_bytes(&self) -> usize {
+        (self.inputs.capacity() + self.aux.capacity()) * SCALAR_BYTES
+            + self.abc_bytes()
+            + self.a_aux_density.heap_bytes()
+            + self.b_input_density.heap_bytes()
+            + self.b_aux_density.heap_bytes()
+    }
+
+    /// Heap bytes held by `a`, `b` and `c` (capacity-based): what `start` releases.
+    pub fn abc_bytes(&self) -> usize {
+        (self.a.capacity() + self.b.capacity() + self.c.capacity()) * SCALAR_BYTES
+    }
+
+    /// Whether `a`, `b`, `c` are present (false after witness-only synthesis).
+    pub fn has_evaluations(&self) -> bool {
+        self.a.len() == self.num_constraints + self.inputs.len()
+            && self.b.len() == self.a.len()
+            && self.c.len() == self.a.len()
+    }
+
+    /// The evaluation-domain size the prover will use: the next power of two of `a.len()`.
+    pub fn domain_size(&self) -> usize {
+        (self.num_constraints + self.inputs.len())
+            .max(1)
+            .next_power_of_two()
+    }
+
+    /// Checks that every constraint is satisfied: `a[i]·b[i] == c[i]` (for debugging tests).
+    pub fn is_satisfied(&self) -> bool {
+        self.has_evaluations()
+            && self
+                .a
+                .iter()
+                .zip(&self.b)
+                .zip(&self.c)
+                .take(self.num_constraints)
+                .all(|((a, b), c)| *a * b == *c)
+    }
+}
+
+/// A `ConstraintSystem` that records a Groth16 prover's input (see [`Synthesized`]).
+#[derive(Debug)]
+pub struct Recorder {
+    mode: RecorderMode,
+    out: Synthesized,
+    bad_reference: bool,
+}
+
+impl Recorder {
+    /// An empty recorder.
+    pub fn new(mode: RecorderMode) -> Recorder {
+        Recorder {
+            mode,
+            out: Synthesized::default(),
+            bad_reference: false,
+        }
+    }
+
+    /// A recorder preallocated for a circuit of the given shape (`inputs` counts ONE). The
+    /// a/b/c vectors are reserved up to the evaluation-domain size so the prover's NTTs can
+    /// pad them in place without reallocating.
+    pub fn with_hints(
+        mode: RecorderMode,
+        constraints: usize,
+        inputs: usize,
+        aux: usize,
+    ) -> Recorder {
+        let mut out = Synthesized {
+            inputs: Vec::with_capacity(inputs),
+            aux: Vec::with_capacity(aux),
+            ..Synthesized::default()
+        };
+        if mode == RecorderMode::Full {
+            let domain = (constraints + inputs).max(1).next_power_of_two();
+            out.a = Vec::with_capacity(domain);
+            out.b = Vec::with_capacity(domain);
+            out.c = Vec::with_capacity(domain);
+            out.a_aux_density = Density::with_capacity(aux);
+            out.b_aux_density = Density::with_capacity(aux);
+            out.b_input_density = Density::with_capacity(inputs);
+        }
+        Recorder {
+            mode,
+            out,
+            bad_reference: false,
+        }
+    }
+
+    /// Synthesizes `circuit` the way bellperson does: ONE is allocated as input 0 first.
+    pub fn synthesize<C: Circuit<Scalar>>(
+        circuit: C,
+        mode: RecorderMode,
+    ) -> Result<Synthesized, SynthesisError> {
+        Recorder::synthesize_into(Recorder::new(mode), circuit)
+    }
+
+    /// Like [`Recorder::synthesize`], into a recorder made with [`Recorder::with_hints`].
+    pub fn synthesize_into<C: Circuit<Scalar>>(
+        mut recorder: Recorder,
+        circuit: C,
+    ) -> Result<Synthesized, SynthesisError> {
+        recorder.alloc_input(|| "", || Ok(Scalar::ONE))?;
+        circuit.synthesize(&mut recorder)?;
+        if recorder.bad_reference {
+            return Err(SynthesisError::AssignmentMissing);
+        }
+        Ok(recorder.into_synthesized())
+    }
+
+    /// The mode this recorder was created with.
+    pub fn mode(&self) -> RecorderMode {
+        self.mode
+    }
+
+    /// Whether some constraint referenced a variable that was never allocated (such a
+    /// reference evaluates to zero; [`Recorder::synthesize`] turns it into an error).
+    pub fn has_bad_reference(&self) -> bool {
+        self.bad_reference
+    }
+
+    /// Constraints enforced so far.
+    pub fn num_constraints(&self) -> usize {
+        self.out.num_constraints
+    }
+
+    /// Heap bytes held so far (capacity-based).
+    pub fn heap_bytes(&self) -> usize {
+        self.out.heap_bytes()
+    }
+
+    /// Finishes recording: in full mode, appends bellperson's input constraints
+    /// (`a = input_i`, `b = c = 0`).
+    pub fn into_synthesized(self) -> Synthesized {
+        let mut out = self.out;
+        if self.mode == RecorderMode::Full {
+            let n = out.inputs.len();
+            out.a.reserve_exact(n);
+            out.b.reserve_exact(n);
+            out.c.reserve_exact(n);
+            out.a.extend_from_slice(&out.inputs);
+            out.b.resize(out.b.len() + n, Scalar::ZERO);
+            out.c.resize(out.c.len() + n, Scalar::ZERO);
+        }
+        out
+    }
+
+    /// Evaluates `lc`, marking the variables with a non-zero coefficient in the densities
+    /// (bellperson's rule; the generator drops the zero polynomials of the others).
+    #[inline]
+    fn eval(
+        lc: &LinearCombination<Scalar>,
+        inputs: &[Scalar],
+        aux: &[Scalar],
+        mut input_density: Option<&mut Density>,
+        mut aux_density: Option<&mut Density>,
+        bad: &mut bool,
+    ) -> Scalar {
+        let mut acc = Scalar::ZERO;
+        for (&i, coeff) in lc.iter_inputs() {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            match inputs.get(i) {
+                Some(v) => {
+                    if *coeff == Scalar::ONE {
+                        acc += v;
+                    } else {
+                        acc += *v * coeff;
+                    }
+                }
+                None => *bad = true,
+            }
+            if let Some(d) = input_density.as_deref_mut() {
+                d.set(i);
+            }
+        }
+        for (&i, coeff) in lc.iter_aux() {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            match aux.get(i) {
+                Some(v) => {
+                    if *coeff == Scalar::ONE {
+                        acc += v;
+                    } else {
+                        acc += *v * coeff;
+                    }
+                }
+                None => *bad = true,
+            }
+            if let Some(d) = aux_density.as_deref_mut() {
+                d.set(i);
+            }
+        }
+        acc
+    }
+}
+
+impl ConstraintSystem<Scalar> for Recorder {
+    type Root = Self;
+
+    fn new() -> Self {
+        Recorder::new(RecorderMode::Full)
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.out.aux.push(f()?);
+        if self.mode == RecorderMode::Full {
+            self.out.a_aux_density.push(false);
+            self.out.b_aux_density.push(false);
+        }
+        Ok(Variable::new_unchecked(Index::Aux(self.out.aux.len() - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.out.inputs.push(f()?);
+        if self.mode == RecorderMode::Full {
+            self.out.b_input_density.push(false);
+        }
+        Ok(Variable::new_unchecked(Index::Input(
+            self.out.inputs.len() - 1,
+        )))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.out.num_constraints += 1;
+        if self.mode == RecorderMode::WitnessOnly {
+            return;
+        }
+        let out = &mut self.out;
+        let bad = &mut self.bad_reference;
+        let lc = a(LinearCombination::zero());
+        // Inputs are dense in A anyway (the input constraints), so only aux is tracked.
+        let va = Recorder::eval(
+            &lc,
+            &out.inputs,
+            &out.aux,
+            None,
+            Some(&mut out.a_aux_density),
+            bad,
+        );
+        drop(lc);
+        let lc = b(LinearCombination::zero());
+        let vb = Recorder::eval(
+            &lc,
+            &out.inputs,
+            &out.aux,
+            Some(&mut out.b_input_density),
+            Some(&mut out.b_aux_density),
+            bad,
+        );
+        drop(lc);
+        let lc = c(LinearCombination::zero());
+        let vc = Recorder::eval(&lc, &out.inputs, &out.aux, None, None, bad);
+        out.a.push(va);
+        out.b.push(vb);
+        out.c.push(vc);
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    /// Sub-systems made with `new()` (full mode, with their own ONE as input 0) can be
+    /// synthesized in parallel and appended with [`ConstraintSystem::extend`], as bellperson's
+    /// prover allows (storage-proofs' Window PoSt circuit does this).
+    fn is_extensible() -> bool {
+        true
+    }
+
+    /// Appends `other`'s variables and constraints; its input 0 (its temporary ONE) is merged
+    /// with ours.
+    fn extend(&mut self, other: &Self) {
+        let out = &mut self.out;
+        let o = &other.out;
+        out.num_constraints += o.num_constraints;
+        out.inputs
+            .extend_from_slice(o.inputs.get(1..).unwrap_or(&[]));
+        out.aux.extend_from_slice(&o.aux);
+        self.bad_reference |= other.bad_reference;
+        if self.mode == RecorderMode::Full {
+            if other.mode == RecorderMode::Full {
+                out.a.extend_from_slice(&o.a);
+                out.b.extend_from_slice(&o.b);
+                out.c.extend_from_slice(&o.c);
+                out.a_aux_density.extend(&o.a_aux_density);
+                out.b_aux_density.extend(&o.b_aux_density);
+                if o.b_input_density.get(0) {
+                    out.b_input_density.set(0);
+                }
+                out.b_input_density.extend_from(&o.b_input_density, 1);
+            } else {
+                // A witness-only part cannot supply evaluations: mark the result unusable
+                // for proving (the prover then reports missing evaluations).
+                out.a.clear();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn density_bits() {
+        let mut d = Density::new(130);
+        d.set(0);
+        d.set(64);
+        d.set(129);
+        d.set(500);
+        assert_eq!(d.count_ones(), 3);
+        assert!(d.get(129) && !d.get(128) && !d.get(500));
+        assert_eq!(d.iter_ones().collect::<Vec<_>>(), vec![0, 64, 129]);
+        let f = Density::full(130);
+        assert_eq!(f.count_ones(), 130);
+        let p = Density::from_bools([true, false, true]);
+        assert_eq!((p.len(), p.count_ones()), (3, 2));
+    }
+
+    struct Tiny;
+    impl Circuit<Scalar> for Tiny {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            let x = cs.alloc_input(|| "x", || Ok(Scalar::from(3u64)))?;
+            let y = cs.alloc(|| "y", || Ok(Scalar::from(5u64)))?;
+            let z = cs.alloc(|| "z", || Ok(Scalar::from(15u64)))?;
+            let unused = cs.alloc(|| "u", || Ok(Scalar::from(7u64)))?;
+            cs.enforce(|| "xy=z", |lc| lc + x, |lc| lc + y, |lc| lc + z);
+            // A zero coefficient does not count towards density.
+            cs.enforce(
+                || "zero coeff",
+                |lc| lc + (Scalar::ZERO, unused),
+                |lc| lc,
+                |lc| lc,
+            );
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn records_tiny_circuit() {
+        let s = Recorder::synthesize(Tiny, RecorderMode::Full).expect("synthesis");
+        assert_eq!(s.inputs.len(), 2);
+        assert_eq!(s.aux.len(), 3);
+        assert_eq!(s.num_constraints, 2);
+        assert_eq!(s.a.len(), 4);
+        assert_eq!(s.a[0], Scalar::from(3u64));
+        assert_eq!(s.b[0], Scalar::from(5u64));
+        assert_eq!(s.c[0], Scalar::from(15u64));
+        assert_eq!(s.a[2], Scalar::ONE);
+        assert_eq!(s.a[3], Scalar::from(3u64));
+        assert!(s.is_satisfied());
+        assert_eq!(
+            s.a_aux_density.iter_ones().collect::<Vec<_>>(),
+            Vec::<usize>::new()
+        );
+        assert_eq!(s.b_aux_density.iter_ones().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(s.b_input_density.count_ones(), 0);
+        assert!(s.heap_bytes() >= s.abc_bytes());
+
+        let w = Recorder::synthesize(Tiny, RecorderMode::WitnessOnly).expect("synthesis");
+        assert_eq!(w.aux, s.aux);
+        assert!(w.a.is_empty() && !w.has_evaluations());
+    }
+
+    /// Synthesizes `parts` copies of a small gadget, in sub-systems when extensible.
+    struct Parts {
+        parts: u64,
+        split: bool,
+    }
+    fn part<CS: ConstraintSystem<Scalar>>(cs: &mut CS, k: u64) -> Result<(), SynthesisError> {
+        let x = cs.alloc_input(|| "x", || Ok(Scalar::from(k + 2)))?;
+        let mut prev = cs.alloc(|| "a", || Ok(Scalar::from(k + 3)))?;
+        let mut val = Scalar::from(k + 3);
+        // Some parts use ONE in B, so input 0's B density must merge.
+        let b_one = k % 2 == 0;
+        for i in 0..(5 + k as usize % 70) {
+            let next_val = val * Scalar::from(k + 2) + Scalar::from(i as u64);
+            let next = cs.alloc(|| "n", || Ok(next_val))?;
+            if b_one {
+                cs.enforce(
+                    || "step",
+                    |lc| lc + prev,
+                    |lc| lc + x + (Scalar::ZERO, CS::one()),
+                    |lc| lc + next - (Scalar::from(i as u64), CS::one()),
+                );
+            } else {
+                cs.enforce(
+                    || "step",
+                    |lc| lc + x,
+                    |lc| lc + prev,
+                    |lc| lc + next - (Scalar::from(i as u64), CS::one()),
+                );
+            }
+            prev = next;
+            val = next_val;
+        }
+        if k == 1 {
+            cs.enforce(|| "one in b", |lc| lc + x, |lc| lc + CS::one(), |lc| lc + x);
+        }
+        Ok(())
+    }
+    impl Circuit<Scalar> for Parts {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            if self.split && CS::is_extensible() {
+                let mut subs = Vec::new();
+                for k in 0..self.parts {
+                    let mut sub = CS::new();
+                    sub.alloc_input(|| "temp ONE", || Ok(Scalar::ONE))?;
+                    part(&mut sub, k)?;
+                    subs.push(sub);
+                }
+                for sub in &subs {
+                    cs.extend(sub);
+                }
+                Ok(())
+            } else {
+                (0..self.parts).try_for_each(|k| part(cs, k))
+            }
+        }
+    }
+
+    #[test]
+    fn extend_equals_inline() {
+        for parts in [1, 2, 5] {
+            let inline = Recorder::synthesize(
+                Parts {
+                    parts,
+                    split: false,
+                },
+                RecorderMode::Full,
+            )
+            .expect("inline");
+            let split = Recorder::synthesize(Parts { parts, split: true }, RecorderMode::Full)
+                .expect("split");
+            assert!(inline.is_satisfied() && split.is_satisfied());
+            assert_eq!(inline.inputs, split.inputs);
+            assert_eq!(inline.aux, split.aux);
+            assert_eq!(inline.a, split.a);
+            assert_eq!(inline.b, split.b);
+            assert_eq!(inline.c, split.c);
+            assert_eq!(inline.a_aux_density, split.a_aux_density);
+            assert_eq!(inline.b_aux_density, split.b_aux_density);
+            assert_eq!(inline.b_input_density, split.b_input_density);
+            assert_eq!(inline.num_constraints, split.num_constraints);
+            let w = Recorder::synthesize(Parts { parts, split: true }, RecorderMode::WitnessOnly)
+                .expect("witness");
+            assert_eq!(w.aux, inline.aux);
+            assert_eq!(w.inputs, inline.inputs);
+        }
+    }
+
+    #[test]
+    fn density_extend() {
+        let mut a = Density::from_bools((0..70).map(|i| i % 3 == 0));
+        let b = Density::from_bools((0..130).map(|i| i % 5 == 0));
+        let mut want: Vec<bool> = (0..70).map(|i| i % 3 == 0).collect();
+        want.extend((0..130).map(|i| i % 5 == 0));
+        a.extend(&b);
+        assert_eq!(a, Density::from_bools(want.iter().copied()));
+        let mut c = Density::new(64);
+        c.extend_from(&b, 64);
+        let mut want: Vec<bool> = vec![false; 64];
+        want.extend((64..130).map(|i| i % 5 == 0));
+        assert_eq!(c, Density::from_bools(want));
+    }
+
+    #[test]
+    fn hints_preallocate_domain() {
+        let r = Recorder::with_hints(RecorderMode::Full, 2, 2, 3);
+        let s = Recorder::synthesize_into(r, Tiny).expect("synthesis");
+        assert!(s.a.capacity() >= 4);
+        assert_eq!(s.domain_size(), 4);
+    }
+}

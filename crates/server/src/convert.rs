@@ -1,0 +1,252 @@
+//! Conversions between protobuf messages and the engine's types. Proto-level problems (an
+//! enum number the daemon does not know, a missing id) are caught here; everything about the
+//! payload itself is the engine's planner's business.
+use crate::error::ApiError;
+use crate::proto::{self, GetStatusResponse, GetTimelineResponse, SubmitProofRequest};
+use cuzk_core::{Category, Engine, Priority, ProofKind, ProofRequest, SrsTier};
+use std::time::Duration;
+
+/// The engine kind for a proto `ProofKind` number.
+pub(crate) fn proof_kind(n: i32) -> Result<ProofKind, ApiError> {
+    match proto::ProofKind::try_from(n) {
+        Ok(proto::ProofKind::PorepSealCommit) => Ok(ProofKind::PorepSealCommit),
+        Ok(proto::ProofKind::SnapDealsUpdate) => Ok(ProofKind::SnapDealsUpdate),
+        Ok(proto::ProofKind::WindowPostPartition) => Ok(ProofKind::WindowPostPartition),
+        Ok(proto::ProofKind::WinningPost) => Ok(ProofKind::WinningPost),
+        Ok(proto::ProofKind::Synthetic) => Ok(ProofKind::Synthetic),
+        Ok(proto::ProofKind::Unspecified) => Err(ApiError::InvalidArgument(
+            "proof_kind is PROOF_KIND_UNSPECIFIED; set POREP_SEAL_COMMIT (1), SNAP_DEALS_UPDATE \
+             (2), WINDOW_POST_PARTITION (3), WINNING_POST (4) or SYNTHETIC (100)"
+                .into(),
+        )),
+        Err(_) => Err(ApiError::InvalidArgument(format!(
+            "unknown proof_kind {n}; this daemon knows 1-4 and 100 (SYNTHETIC)"
+        ))),
+    }
+}
+
+/// The engine priority for a proto `Priority`. UNSPECIFIED takes the kind's natural level:
+/// WinningPoSt CRITICAL, WindowPoSt HIGH, everything else NORMAL.
+pub(crate) fn priority(n: i32, kind: ProofKind) -> Result<Priority, ApiError> {
+    match proto::Priority::try_from(n) {
+        Ok(proto::Priority::Low) => Ok(Priority::Low),
+        Ok(proto::Priority::Normal) => Ok(Priority::Normal),
+        Ok(proto::Priority::High) => Ok(Priority::High),
+        Ok(proto::Priority::Critical) => Ok(Priority::Critical),
+        Ok(proto::Priority::Unspecified) => Ok(match kind {
+            ProofKind::WinningPost => Priority::Critical,
+            ProofKind::WindowPostPartition => Priority::High,
+            _ => Priority::Normal,
+        }),
+        Err(_) => Err(ApiError::InvalidArgument(format!(
+            "unknown priority {n}; expected 0-4"
+        ))),
+    }
+}
+
+/// A proto submit request → the engine's request.
+pub(crate) fn proof_request(r: SubmitProofRequest) -> Result<ProofRequest, ApiError> {
+    let kind = proof_kind(r.proof_kind)?;
+    let priority = priority(r.priority, kind)?;
+    Ok(ProofRequest {
+        request_id: r.request_id,
+        kind,
+        priority,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof,
+        vanilla_proof: r.vanilla_proof,
+        vanilla_proofs: r.vanilla_proofs,
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness,
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old,
+        comm_r_new: r.comm_r_new,
+        comm_d_new: r.comm_d_new,
+    })
+}
+
+/// A job id from a request; empty is refused here so the engine never sees it.
+pub(crate) fn job_id(s: &str) -> Result<String, ApiError> {
+    if s.trim().is_empty() {
+        return Err(ApiError::InvalidArgument("job_id is empty".into()));
+    }
+    Ok(s.to_string())
+}
+
+/// A circuit id from a request; empty is refused here.
+pub(crate) fn circuit_id(s: &str) -> Result<String, ApiError> {
+    if s.trim().is_empty() {
+        return Err(ApiError::InvalidArgument(
+            "circuit_id is empty; e.g. porep-32g, wpost-32g, porep-2k".into(),
+        ));
+    }
+    Ok(s.to_string())
+}
+
+/// The engine's status → `GetStatusResponse`. The pinned-memory fields carry the engine's
+/// byte budget (see the proto): `pinned_memory_limit_bytes` = budget total,
+/// `pinned_memory_bytes` = reserved now.
+pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
+    let s = engine.status();
+    let g = &s.stages;
+    let stage = |name: &str, n: u64| proto::StageCount {
+        stage: name.to_string(),
+        partitions: u32::try_from(n).unwrap_or(u32::MAX),
+    };
+    let (rss, peak_rss) = process_rss();
+    GetStatusResponse {
+        gpus: s
+            .devices
+            .iter()
+            .map(|d| proto::GpuStatus {
+                ordinal: d.index,
+                name: d.name.clone(),
+                // Device memory is not reported by the engine yet; 0 = unknown.
+                vram_total_bytes: 0,
+                vram_free_bytes: 0,
+                current_job_id: d.current_job.clone().unwrap_or_default(),
+                current_proof_kind: d
+                    .current_kind
+                    .map(|k| k.name().to_string())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        loaded_srs: s
+            .srs
+            .iter()
+            .map(|e| proto::SrsStatus {
+                circuit_id: e.circuit_id.clone(),
+                tier: match e.tier {
+                    SrsTier::Hot => proto::srs_status::Tier::Hot,
+                    SrsTier::Warm => proto::srs_status::Tier::Warm,
+                    SrsTier::Cold => proto::srs_status::Tier::Cold,
+                } as i32,
+                size_bytes: e.size_bytes,
+                ref_count: e.ref_count,
+            })
+            .collect(),
+        queues: s
+            .queues
+            .iter()
+            .map(|q| proto::QueueStatus {
+                proof_kind: q.kind.name().to_string(),
+                pending: q.pending,
+                in_progress: q.in_progress,
+            })
+            .collect(),
+        total_proofs_completed: s.total_completed,
+        total_proofs_failed: s.total_failed,
+        uptime_seconds: s.uptime.as_secs(),
+        pinned_memory_bytes: s.budget.reserved,
+        pinned_memory_limit_bytes: s.budget.total,
+        budget_total_bytes: s.budget.total,
+        budget_reserved_bytes: s.budget.reserved,
+        reserved_by_category: cats(&s.budget.by_category),
+        peak_reserved_bytes: s.budget.peak,
+        peak_reserved_by_category: cats(&s.budget.peak_by_category),
+        rss_bytes: rss,
+        peak_rss_bytes: peak_rss,
+        stages: vec![
+            stage("queued", g.queued),
+            stage("synthesizing", g.synthesizing),
+            stage("waiting_for_prover", g.waiting_for_prover),
+            stage("proving", g.proving),
+            stage("finalizing", g.finalizing),
+        ],
+        total_proofs_cancelled: s.total_cancelled,
+    }
+}
+
+fn cats(v: &[(Category, u64)]) -> Vec<proto::ReservedBytes> {
+    v.iter()
+        .map(|(c, b)| proto::ReservedBytes {
+            category: c.name().to_string(),
+            bytes: *b,
+        })
+        .collect()
+}
+
+/// This process's resident set (VmRSS) and its peak (VmHWM) in bytes, from
+/// `/proc/self/status`; zeros where that file is unavailable.
+fn process_rss() -> (u64, u64) {
+    let Ok(text) = std::fs::read_to_string("/proc/self/status") else {
+        return (0, 0);
+    };
+    let field = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|kib| kib.parse::<u64>().ok())
+            .map_or(0, |kib| kib * 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn us(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+fn opt_us(d: Option<Duration>) -> u64 {
+    // 0 means "not reached"; a stage reached at exactly the engine's first microsecond is
+    // reported as 1 µs so it is not mistaken for that.
+    d.map_or(0, |d| us(d).max(1))
+}
+
+/// The engine's recent partition timelines and memory samples → `GetTimelineResponse`.
+pub(crate) fn timeline(engine: &Engine) -> GetTimelineResponse {
+    let now = engine.status().uptime;
+    GetTimelineResponse {
+        partitions: engine
+            .timeline()
+            .into_iter()
+            .map(|p| proto::PartitionTimeline {
+                job_id: p.job_id,
+                partition: u32::try_from(p.partition).unwrap_or(u32::MAX),
+                circuit_id: p.circuit_id,
+                queued_us: us(p.queued).max(1),
+                synthesis_start_us: opt_us(p.synth_start),
+                synthesis_end_us: opt_us(p.synth_end),
+                prove_start_us: opt_us(p.prove_start),
+                prove_end_us: opt_us(p.prove_end),
+                finalize_end_us: opt_us(p.finished),
+                device: p.device.unwrap_or_default(),
+                outcome: p.outcome,
+            })
+            .collect(),
+        memory: engine
+            .memory_samples()
+            .into_iter()
+            .map(|m| proto::MemorySample {
+                t_us: us(m.at),
+                reserved_bytes: m.reserved,
+                by_category: cats(&m.by_category),
+            })
+            .collect(),
+        now_us: us(now),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_priorities_map_both_known_and_unknown() {
+        assert_eq!(proof_kind(1).unwrap(), ProofKind::PorepSealCommit);
+        assert_eq!(proof_kind(4).unwrap(), ProofKind::WinningPost);
+        assert_eq!(proof_kind(100).unwrap(), ProofKind::Synthetic);
+        assert!(matches!(proof_kind(0), Err(ApiError::InvalidArgument(_))));
+        assert!(matches!(proof_kind(7), Err(ApiError::InvalidArgument(_))));
+        assert_eq!(
+            priority(0, ProofKind::WinningPost).unwrap(),
+            Priority::Critical
+        );
+        assert_eq!(
+            priority(0, ProofKind::WindowPostPartition).unwrap(),
+            Priority::High
+        );
+        assert_eq!(priority(1, ProofKind::WinningPost).unwrap(), Priority::Low);
+        assert!(priority(9, ProofKind::Synthetic).is_err());
+    }
+}

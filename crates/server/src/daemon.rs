@@ -1,0 +1,186 @@
+//! Starting and stopping the daemon's servers around an engine: the gRPC service on its
+//! socket, the optional HTTP metrics port, and the ordered drain on shutdown.
+use crate::listen::{self, Bound, BoundAddr, ListenAddr};
+use crate::metrics_http::{self, HttpState};
+use crate::proto::proving_engine_server::ProvingEngineServer;
+use crate::service::ProvingService;
+use crate::{ServerError, DEFAULT_MAX_MESSAGE_BYTES};
+use cuzk_core::Engine;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+
+/// How long the gRPC server may take to close its connections once the engine has drained
+/// (every waiting RPC has its answer by then; this only covers writing it out).
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// Where and how to serve.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    /// The gRPC listen address.
+    pub listen: ListenAddr,
+    /// `host:port` of the HTTP `/metrics` + `/healthz` server; `None` = off (the default).
+    pub metrics_listen: Option<String>,
+    /// Largest gRPC message accepted or sent, in bytes (the protocol says 256 MiB).
+    pub max_message_bytes: usize,
+    /// On shutdown, how long in-flight jobs may run before they are cancelled.
+    pub drain_timeout: Duration,
+}
+
+impl ServeOptions {
+    /// Options for `listen` with the protocol's defaults: 256 MiB messages, metrics off,
+    /// a 5-minute drain.
+    pub fn new(listen: ListenAddr) -> Self {
+        Self {
+            listen,
+            metrics_listen: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            drain_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// A running daemon: the engine plus its servers. Stop it with [`Daemon::shutdown`].
+pub struct Daemon {
+    engine: Arc<Engine>,
+    addr: BoundAddr,
+    metrics_addr: Option<SocketAddr>,
+    drain_timeout: Duration,
+    /// Flipped to `true` once to tell both servers to stop accepting.
+    stop: watch::Sender<bool>,
+    /// Read by `/healthz`; set when draining starts.
+    draining: Arc<AtomicBool>,
+    grpc: JoinHandle<Result<(), tonic::transport::Error>>,
+    http: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Daemon {
+    /// Binds the sockets and starts serving `engine`. Returns once the sockets are bound, so
+    /// a client may connect right away.
+    pub async fn start(engine: Arc<Engine>, opts: ServeOptions) -> Result<Self, ServerError> {
+        let bound = listen::bind(&opts.listen).await?;
+        let addr = bound.addr()?;
+        let (stop, stop_rx) = watch::channel(false);
+        let draining = Arc::new(AtomicBool::new(false));
+
+        let (metrics_addr, http) = match &opts.metrics_listen {
+            None => (None, None),
+            Some(a) => {
+                let l = tokio::net::TcpListener::bind(a.as_str())
+                    .await
+                    .map_err(|source| ServerError::Bind {
+                        addr: a.clone(),
+                        source,
+                    })?;
+                let local = l.local_addr().map_err(ServerError::Io)?;
+                let app = metrics_http::router(HttpState {
+                    engine: engine.clone(),
+                    draining: draining.clone(),
+                });
+                let mut rx = stop_rx.clone();
+                let task = tokio::spawn(async move {
+                    axum::serve(l, app)
+                        .with_graceful_shutdown(async move {
+                            let _ = rx.wait_for(|s| *s).await;
+                        })
+                        .await
+                });
+                tracing::info!(addr = %local, "HTTP /metrics and /healthz listening");
+                (Some(local), Some(task))
+            }
+        };
+
+        let svc = ProvingEngineServer::new(ProvingService::new(engine.clone()))
+            .max_decoding_message_size(opts.max_message_bytes)
+            .max_encoding_message_size(opts.max_message_bytes);
+        let mut rx = stop_rx;
+        let signal = async move {
+            let _ = rx.wait_for(|s| *s).await;
+        };
+        let router = tonic::transport::Server::builder()
+            .tcp_nodelay(true)
+            .layer(tower::util::MapResponseLayer::new(
+                crate::error::oversize_is_resource_exhausted::<tonic::body::Body>,
+            ))
+            .add_service(svc);
+        let grpc = match bound {
+            Bound::Tcp(l) => tokio::spawn(async move {
+                router
+                    .serve_with_incoming_shutdown(TcpListenerStream::new(l), signal)
+                    .await
+            }),
+            Bound::Unix(l, guard) => tokio::spawn(async move {
+                let r = router
+                    .serve_with_incoming_shutdown(UnixListenerStream::new(l), signal)
+                    .await;
+                drop(guard);
+                r
+            }),
+        };
+        tracing::info!(addr = %addr, "gRPC cuzk.v1.ProvingEngine listening");
+        Ok(Self {
+            engine,
+            addr,
+            metrics_addr,
+            drain_timeout: opts.drain_timeout,
+            stop,
+            draining,
+            grpc,
+            http,
+        })
+    }
+
+    /// The gRPC address actually bound (TCP port 0 resolved).
+    pub fn addr(&self) -> &BoundAddr {
+        &self.addr
+    }
+
+    /// The HTTP metrics address, if enabled.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
+    }
+
+    /// The engine being served.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Stops accepting work, lets in-flight jobs finish (for at most the drain timeout, then
+    /// cancels them, so waiting clients get CANCELLED), closes the sockets and returns.
+    pub async fn shutdown(self) -> Result<(), ServerError> {
+        tracing::info!(
+            drain_timeout = ?self.drain_timeout,
+            "shutting down: refusing new work, draining in-flight jobs"
+        );
+        self.draining.store(true, Ordering::Relaxed);
+        // New connections stop now; open connections get GOAWAY but their in-flight RPCs
+        // (Prove, AwaitProof) keep running until the engine answers them.
+        let _ = self.stop.send(true);
+        self.engine.shutdown(self.drain_timeout).await;
+        let mut grpc = self.grpc;
+        let result = match tokio::time::timeout(CLOSE_GRACE, &mut grpc).await {
+            Ok(Ok(r)) => r.map_err(ServerError::Transport),
+            Ok(Err(join)) => {
+                tracing::error!(cause = %join, "gRPC server task failed");
+                Ok(())
+            }
+            Err(_) => {
+                tracing::warn!("gRPC connections did not close in time; dropping them");
+                grpc.abort();
+                Ok(())
+            }
+        };
+        if let Some(mut http) = self.http {
+            if tokio::time::timeout(CLOSE_GRACE, &mut http).await.is_err() {
+                http.abort();
+            }
+        }
+        tracing::info!("daemon stopped");
+        result
+    }
+}

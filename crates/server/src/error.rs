@@ -1,0 +1,121 @@
+//! Errors of the server crate, and the one place where a request's failure becomes a
+//! `tonic::Status` (the gRPC code a client sees).
+use cuzk_core::EngineError;
+use std::path::PathBuf;
+use tonic::{Code, Status};
+
+/// Errors of starting, running and stopping the server, or of dialing it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// A listen address could not be parsed.
+    #[error("bad listen address `{addr}`: {reason}")]
+    BadAddress {
+        /// The address as given.
+        addr: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Binding the socket failed.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address as given.
+        addr: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Another process is listening on the unix socket.
+    #[error("another process is listening on {}; refusing to replace a live socket", path.display())]
+    SocketInUse {
+        /// The socket path.
+        path: PathBuf,
+    },
+    /// The socket path exists and is not a socket; it is left alone.
+    #[error("{} exists and is not a socket; not removing it", path.display())]
+    NotASocket {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An I/O error (socket permissions, local address...).
+    #[error("I/O: {0}")]
+    Io(std::io::Error),
+    /// The gRPC transport failed (serve or connect).
+    #[error("gRPC transport: {0}")]
+    Transport(tonic::transport::Error),
+    /// The engine refused to stop cleanly.
+    #[error("engine: {0}")]
+    Engine(EngineError),
+}
+
+/// Why one RPC failed: the engine refused it, or it never reached the engine because a proto
+/// field was unusable.
+#[derive(Debug)]
+pub(crate) enum ApiError {
+    /// The engine's answer.
+    Engine(EngineError),
+    /// A proto-level problem found before calling the engine (e.g. an enum value the
+    /// daemon does not know).
+    InvalidArgument(String),
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        ApiError::Engine(e)
+    }
+}
+
+impl From<ApiError> for Status {
+    /// The single mapping from failures to gRPC codes. The message is the error's `Display`,
+    /// which names what was wrong in words an operator can act on.
+    fn from(err: ApiError) -> Status {
+        let (code, message) = match err {
+            ApiError::InvalidArgument(m) => (Code::InvalidArgument, m),
+            ApiError::Engine(e) => {
+                let code = match &e {
+                    EngineError::InvalidRequest(_) => Code::InvalidArgument,
+                    EngineError::UnknownCircuit(_) => Code::InvalidArgument,
+                    EngineError::NotFound(_) => Code::NotFound,
+                    EngineError::QueueFull(_) => Code::ResourceExhausted,
+                    EngineError::TooLarge { .. } => Code::ResourceExhausted,
+                    EngineError::ShuttingDown => Code::Unavailable,
+                    EngineError::Timeout(_) => Code::DeadlineExceeded,
+                    EngineError::Srs { .. } => Code::FailedPrecondition,
+                    EngineError::Config(_) => Code::FailedPrecondition,
+                    EngineError::Internal(_) => Code::Internal,
+                    _ => Code::Internal,
+                };
+                (code, e.to_string())
+            }
+        };
+        if code == Code::Internal {
+            tracing::error!(%message, "request failed with an internal error");
+        } else {
+            tracing::debug!(?code, %message, "request refused");
+        }
+        Status::new(code, message)
+    }
+}
+
+/// tonic refuses a message over the size limit with OUT_OF_RANGE; gRPC's own status-code
+/// table (and grpc-go, which Curio uses) says RESOURCE_EXHAUSTED. This rewrites that one
+/// transport answer so every over-limit request gets the conventional code; the message
+/// ("decoded message length too large: found N bytes, the limit is: M bytes") is kept.
+pub(crate) fn oversize_is_resource_exhausted<B>(mut res: http::Response<B>) -> http::Response<B> {
+    let oversize = res.extensions().get::<Status>().is_some_and(|s| {
+        s.code() == Code::OutOfRange && s.message().contains("message length too large")
+    });
+    if oversize {
+        let code = Code::ResourceExhausted as i32;
+        if let Ok(v) = http::HeaderValue::from_str(&code.to_string()) {
+            res.headers_mut().insert("grpc-status", v);
+        }
+        let status = res
+            .extensions_mut()
+            .remove::<Status>()
+            .map(|s| Status::new(Code::ResourceExhausted, s.message().to_string()));
+        if let Some(s) = status {
+            res.extensions_mut().insert(s);
+        }
+    }
+    res
+}

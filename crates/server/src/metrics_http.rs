@@ -1,0 +1,44 @@
+//! The HTTP side door: `GET /metrics` (Prometheus text from the engine) and `GET /healthz`
+//! on a port of its own, so scrapers never touch the gRPC socket.
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use cuzk_core::Engine;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What the HTTP handlers read.
+#[derive(Clone)]
+pub(crate) struct HttpState {
+    pub(crate) engine: Arc<Engine>,
+    /// Set when shutdown starts: `/healthz` then answers 503 so a load balancer stops
+    /// sending work while in-flight jobs drain.
+    pub(crate) draining: Arc<AtomicBool>,
+}
+
+pub(crate) fn router(state: HttpState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(healthz))
+        .with_state(state)
+}
+
+async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        s.engine.prometheus(),
+    )
+}
+
+async fn healthz(State(s): State<HttpState>) -> impl IntoResponse {
+    if s.draining.load(Ordering::Relaxed) {
+        (StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+    } else {
+        (StatusCode::OK, "ok\n")
+    }
+}
