@@ -26,6 +26,8 @@ pub struct BenchArgs {
 pub enum BenchCommand {
     /// Our CPU prover on synthetic circuits with a 2^k evaluation domain for each k.
     Cpu(CpuArgs),
+    /// Synthetic jobs through an in-process engine: s/proof, prover-busy, peak RSS/reserved.
+    Pipeline(crate::bench_pipeline::PipelineArgs),
     /// Client benchmarks against a running daemon (`single`, `batch`, `status`, ...).
     #[command(flatten)]
     Client(crate::client_bench::ClientBenchCmd),
@@ -49,6 +51,7 @@ pub struct CpuArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.cmd {
         BenchCommand::Cpu(a) => run_cpu(a),
+        BenchCommand::Pipeline(a) => crate::bench_pipeline::run(a),
         BenchCommand::Client(c) => crate::client_bench::run(c),
     }
 }
