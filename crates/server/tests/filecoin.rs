@@ -182,14 +182,19 @@ async fn bad_filecoin_inputs_are_invalid_argument_and_the_daemon_keeps_serving()
 
     // Truncated C1 JSON envelope.
     let mut truncated = good_porep.clone();
-    truncated.vanilla_proof.truncate(truncated.vanilla_proof.len() / 2);
+    truncated
+        .vanilla_proof
+        .truncate(truncated.vanilla_proof.len() / 2);
     let m = invalid(&mut c, truncated).await;
     assert!(m.to_lowercase().contains("json"), "{m}");
 
     // Base64 garbage in Phase1Out.
     let mut garbage = good_porep.clone();
-    garbage.vanilla_proof =
-        br#"{"SectorNum":1,"Phase1Out":"%%%not base64%%%","SectorSize":2048}"#.to_vec();
+    garbage.vanilla_proof = format!(
+        r#"{{"SectorNum":{},"Phase1Out":"%%%not base64%%%","SectorSize":2048}}"#,
+        good_porep.sector_number
+    )
+    .into_bytes();
     let m = invalid(&mut c, garbage).await;
     assert!(m.to_lowercase().contains("base64"), "{m}");
 
