@@ -4,7 +4,7 @@ use anyhow::Context;
 use clap::Args;
 use cuzk_core::bench::{bench_pipeline, BenchOptions};
 use cuzk_core::config::parse_size;
-use cuzk_core::{Config, Engine};
+use cuzk_core::Config;
 
 /// Arguments of `cuzk bench pipeline`.
 #[derive(Args)]
@@ -38,11 +38,9 @@ pub fn run(args: PipelineArgs) -> anyhow::Result<()> {
         config.request_buffer_bytes = config.request_buffer_bytes.min(config.budget_bytes / 32);
     }
     config.validate().context("config")?;
-    let backends = crate::engine_setup::backends()?;
-    let planner = crate::engine_setup::planner(&config)?;
     let rt = tokio::runtime::Runtime::new().context("starting tokio")?;
     rt.block_on(async move {
-        let engine = Engine::new(config, backends, planner).context("starting the engine")?;
+        let engine = crate::daemon::build_engine(config)?;
         let opts = BenchOptions::synthetic(&args.synthetic, args.jobs, args.concurrency);
         let report = bench_pipeline(&engine, &opts)
             .await

@@ -113,8 +113,9 @@ pub fn init_logging_with_default(format: LogFormat, default_filter: &str) {
 }
 
 /// Builds the engine with this build's prover backends and every proof kind it knows.
-pub fn build_engine(config: Config) -> anyhow::Result<Arc<Engine>> {
+pub fn build_engine(mut config: Config) -> anyhow::Result<Arc<Engine>> {
     let backends = crate::engine_setup::backends()?;
+    crate::engine_setup::tune_for_backends(&mut config, &backends);
     let planner = crate::engine_setup::planner(&config)?;
     let engine = Engine::new(config, backends, planner).context("starting the engine")?;
     Ok(Arc::new(engine))

@@ -25,6 +25,16 @@ pub fn backends() -> anyhow::Result<Vec<Arc<dyn ProverBackend>>> {
     Ok(out)
 }
 
+/// Engine settings that follow from the backends. A CUDA prover serializes its exclusive GPU
+/// phase itself, while the engine's interlock covers the whole `start` (host-side planning and
+/// uploads included); with CUDA the engine's interlock is turned off so one worker's host prep
+/// overlaps the other worker's kernels.
+pub fn tune_for_backends(config: &mut Config, backends: &[Arc<dyn ProverBackend>]) {
+    if backends.iter().any(|b| b.name().starts_with("cuda")) {
+        config.prover_interlock = false;
+    }
+}
+
 /// Points filecoin-proofs at the engine's parameter directory: its verifiers (the engine's
 /// self-check and the clients' checks) read `.vk` files from `FIL_PROOFS_PARAMETER_CACHE`,
 /// and read it once per process, so this must run before any thread starts and before
