@@ -6,7 +6,7 @@ use cuzk_groth16::{
 };
 use std::path::Path;
 
-/// Reads a `.params` file; `check_points` runs the on-curve and subgroup checks.
+/// Reads a `.params` file; points are always checked to be on the curve, `check_points` adds the subgroup check.
 pub fn read(path: &Path, check_points: bool) -> anyhow::Result<Srs> {
     let opts = ReadOptions {
         check_points,

@@ -31,7 +31,7 @@ pub struct ProveArgs {
     /// Toxic-waste seed when generating parameters in-process.
     #[arg(long, default_value_t = 0)]
     pub setup_seed: u64,
-    /// Skip the on-curve and subgroup checks when reading `--params` (trusted files only).
+    /// Skip the subgroup checks when reading `--params` (trusted files only; on-curve is always checked).
     #[arg(long)]
     pub trusted: bool,
     /// Prove this many times (each run is timed and printed).
