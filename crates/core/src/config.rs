@@ -12,6 +12,7 @@
 //! prover_workers_per_device = 2
 //! prover_interlock = true
 //! channel_capacity = 2      # default: prover_workers_per_device
+//! reuse_buffers = 4         # finished partitions' buffers kept for the next synthesis
 //! finalizers = 2
 //! self_verify = true
 //! max_queued_jobs = 1024
@@ -60,6 +61,12 @@ pub struct Config {
     /// worker keeps its permit and reservation until its send is accepted. Default: the
     /// number of prover workers per device.
     pub channel_capacity: usize,
+    /// Finished partitions whose buffers (a/b/c, assignments) are kept for the next
+    /// synthesis of the same circuit id when the backend hands them back
+    /// (`ProverBackend::start_reusing`), so a new partition does not fault in and later unmap
+    /// gigabytes. Each kept set stays reserved in the budget, and the budget frees them first
+    /// when memory is short. 0 turns reuse off. Default 4.
+    pub reuse_buffers: usize,
     /// Threads running `finish` and the self-check, off the provers' path. Default 2.
     pub finalizers: usize,
     /// Verify every partition proof against the SRS's verifying key before returning it.
@@ -259,6 +266,7 @@ struct RawPipeline {
     prover_workers_per_device: Option<usize>,
     prover_interlock: Option<bool>,
     channel_capacity: Option<usize>,
+    reuse_buffers: Option<usize>,
     finalizers: Option<usize>,
     self_verify: Option<bool>,
     max_queued_jobs: Option<usize>,
@@ -311,6 +319,7 @@ impl Config {
             prover_workers_per_device: 2,
             prover_interlock: true,
             channel_capacity: 2,
+            reuse_buffers: 4,
             finalizers: 2,
             self_verify: true,
             max_queued_jobs: 1024,
@@ -354,6 +363,9 @@ impl Config {
         }
         if let Some(v) = p.channel_capacity {
             c.channel_capacity = v;
+        }
+        if let Some(v) = p.reuse_buffers {
+            c.reuse_buffers = v;
         }
         if let Some(v) = p.finalizers {
             c.finalizers = v;

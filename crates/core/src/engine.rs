@@ -18,10 +18,11 @@ use crate::config::Config;
 use crate::error::{BudgetError, EngineError};
 use crate::estimate::{resident_bytes, Estimator, WorkingSetEstimate};
 use crate::metrics::{MemorySample, Metrics, PartitionTimeline, Stage, StageGauges, TimelineRow};
-use crate::planner::{PartitionPlan, Planner, VerifyFn};
+use crate::planner::{PartitionPlan, Planner, SynthesisContext, VerifyFn};
 use crate::request::{
     JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted,
 };
+use crate::reuse::BufferPool;
 use crate::srs::{SrsCache, SrsEntryStatus, SrsHandle};
 use cuzk_groth16::prover::PendingG2;
 use cuzk_groth16::{Pending, ProverBackend, Scalar, Synthesized};
@@ -93,6 +94,9 @@ pub struct EngineStatus {
     pub budget: BudgetSnapshot,
     /// Request-payload bytes in use within the request buffer.
     pub request_bytes_in_use: u64,
+    /// Finished partitions' buffer sets kept for reuse, and the bytes reserved for them
+    /// (part of the working-set category).
+    pub kept_buffers: (usize, u64),
     /// Partitions per stage.
     pub stages: StageGauges,
     /// Jobs completed since start.
@@ -239,6 +243,8 @@ struct Shared {
     synth_permits: Arc<Semaphore>,
     /// Limits concurrent `finish` + self-check work.
     finalize_permits: Arc<Semaphore>,
+    /// Finished partitions' buffers kept for the next synthesis (reserved, reclaimable).
+    buffers: Arc<BufferPool>,
     /// The provers' channel; taken at shutdown so the workers see it close.
     prover_tx: Mutex<Option<mpsc::Sender<ProverItem>>>,
     /// Partitions between admission and the assembler (for a clean shutdown).
@@ -309,7 +315,17 @@ impl Engine {
             .try_acquire(config.request_buffer_bytes, Category::Requests)
             .ok_or_else(|| EngineError::Config("request buffer does not fit the budget".into()))?;
         let srs = SrsCache::new(budget.clone(), planner.clone());
-        budget.set_reclaimer(srs.reclaimer());
+        let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
+        {
+            // Kept partition buffers go first (cheap to make again), then idle SRSs.
+            let (pool, evict_srs) = (Arc::downgrade(&buffers), srs.reclaimer());
+            budget.set_reclaimer(Arc::new(move |shortfall| {
+                let freed = pool.upgrade().map_or(0, |p| p.reclaim(shortfall));
+                if freed < shortfall {
+                    evict_srs(shortfall - freed);
+                }
+            }));
+        }
         for id in &config.preload {
             srs.note_known(id);
         }
@@ -345,6 +361,7 @@ impl Engine {
             stopping,
             request_pool: Mutex::new(Some(request_pool)),
             request_in_use: AtomicU64::new(0),
+            buffers,
             prover_tx: Mutex::new(Some(tx)),
             in_flight: AtomicUsize::new(0),
             in_flight_zero: Notify::new(),
@@ -649,6 +666,7 @@ impl Engine {
             srs: sh.srs.status(),
             budget: sh.budget.snapshot(),
             request_bytes_in_use: sh.request_in_use.load(Ordering::Relaxed),
+            kept_buffers: sh.buffers.stats(),
             stages: sh.metrics.gauges(),
             total_completed: sh.metrics.completed.load(Ordering::Relaxed),
             total_failed: sh.metrics.failed.load(Ordering::Relaxed),
@@ -768,6 +786,7 @@ impl Engine {
         for t in tasks {
             let _ = t.await;
         }
+        sh.buffers.clear();
         sh.srs.evict_all_idle();
         sh.request_pool.lock().take();
         sh.budget.close();
@@ -990,10 +1009,33 @@ async fn admit(sh: &Arc<Shared>, task: PartitionTask, permit: tokio::sync::Owned
         );
         return;
     }
-    let res = tokio::select! {
-        r = sh.budget.acquire(need, Category::WorkingSet, prio) => r,
-        _ = job.wait_cancelled() => return,
+    // A finished partition's buffers of this circuit come with the reservation covering them;
+    // only what the estimate asks beyond that is acquired.
+    let (kept, mut reservation) = match sh.buffers.take(&circuit_id) {
+        Some((b, r)) => (Some(b), Some(r)),
+        None => (None, None),
     };
+    let more = need.saturating_sub(reservation.as_ref().map_or(0, |r| r.bytes()));
+    let res = match reservation.take() {
+        Some(kept) if more == 0 => Ok(kept),
+        taken => {
+            reservation = taken;
+            tokio::select! {
+                r = sh.budget.acquire(more, Category::WorkingSet, prio) => r,
+                _ = job.wait_cancelled() => return,
+            }
+        }
+    };
+    let res = res.map(|r| match reservation.take() {
+        Some(mut kept) => {
+            // Same budget, same category: merging cannot fail.
+            if let Err(r) = kept.merge(r) {
+                drop(r);
+            }
+            kept
+        }
+        None => r,
+    });
     let reservation = match res {
         Ok(r) => r,
         Err(BudgetError::Closed) => return,
@@ -1016,7 +1058,7 @@ async fn admit(sh: &Arc<Shared>, task: PartitionTask, permit: tokio::sync::Owned
         plan,
         tracker,
         acquired.handle,
-        reservation,
+        (reservation, kept),
         permit,
         flight,
     ));
@@ -1029,7 +1071,7 @@ async fn synthesize(
     plan: PartitionPlan,
     mut tracker: Tracker,
     srs: SrsHandle,
-    mut reservation: Reservation,
+    (mut reservation, reuse): (Reservation, Option<Synthesized>),
     permit: tokio::sync::OwnedSemaphorePermit,
     flight: FlightGuard,
 ) {
@@ -1043,7 +1085,11 @@ async fn synthesize(
     tracker.to(Stage::Synthesizing);
     tracker.stamp(|r, t| r.synth_start = Some(t));
     let t0 = Instant::now();
-    let out = tokio::task::spawn_blocking(synthesize).await;
+    let ctx = SynthesisContext {
+        prepared: srs.prepared.clone(),
+        reuse,
+    };
+    let out = tokio::task::spawn_blocking(move || synthesize(ctx)).await;
     let dt = t0.elapsed();
     tracker.stamp(|r, t| r.synth_end = Some(t));
     job.progress.lock().timings.synthesis += dt;
@@ -1150,8 +1196,15 @@ async fn prover_worker(
         } = item;
         let backend = device.backend.clone();
         let t0 = Instant::now();
+        let reuse = sh.buffers.enabled();
         let out = tokio::task::spawn_blocking(move || {
-            let r = backend.start(&srs.srs, circuit, random_scalar(), random_scalar());
+            let r = if reuse {
+                backend.start_reusing(&srs.srs, circuit, random_scalar(), random_scalar())
+            } else {
+                backend
+                    .start(&srs.srs, circuit, random_scalar(), random_scalar())
+                    .map(|p| (p, None))
+            };
             (r, srs)
         })
         .await;
@@ -1164,7 +1217,7 @@ async fn prover_worker(
         drop(lock);
         tracker.stamp(|r, t| r.prove_end = Some(t));
         job.progress.lock().timings.prover += dt;
-        let (pending, srs) = match out {
+        let ((pending, spent), srs) = match out {
             Ok((Ok(p), srs)) => (p, srs),
             Ok((Err(e), _)) => {
                 tracker.outcome("failed");
@@ -1177,8 +1230,19 @@ async fn prover_worker(
                 continue;
             }
         };
-        // a/b/c are gone: keep only what the pending proof holds.
-        reservation.shrink_to(pending_bytes(&pending));
+        // a/b/c are gone (or kept for the next synthesis, with the bytes that cover them):
+        // keep only what the pending proof holds.
+        // Not while someone waits for memory: the waiter gets the bytes instead.
+        if let Some(spent) = spent.filter(|_| !sh.budget.has_waiters()) {
+            let bytes = resident_bytes(&spent).min(reservation.bytes());
+            sh.buffers.put(&circuit_id, spent, reservation.split(bytes));
+        }
+        let pend = pending_bytes(&pending);
+        if reservation.bytes() < pend {
+            reservation.grow_unchecked(pend - reservation.bytes());
+        } else {
+            reservation.shrink_to(pend);
+        }
         tracker.to(Stage::Finalizing);
         let backend = device.backend.clone();
         tokio::spawn(finalize(

@@ -23,6 +23,7 @@ pub mod kinds;
 pub mod metrics;
 pub mod planner;
 pub mod request;
+mod reuse;
 pub mod srs;
 pub mod verify;
 
@@ -32,6 +33,9 @@ pub use engine::{DeviceStatus, Engine, EngineStatus, EvictOutcome, PreloadOutcom
 pub use error::{BudgetError, EngineError};
 pub use estimate::WorkingSetEstimate;
 pub use metrics::{MemorySample, PartitionTimeline, Stage, StageGauges};
-pub use planner::{JobPlan, PartitionPlan, Planner, SynthesizeFn, VerifyFn};
+pub use planner::{
+    JobPlan, PartitionPlan, Planner, Prepared, PreparedData, SynthesisContext, SynthesizeFn,
+    VerifyFn,
+};
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
 pub use srs::{SrsEntryStatus, SrsTier};

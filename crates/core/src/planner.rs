@@ -2,11 +2,54 @@
 use crate::error::EngineError;
 use crate::request::ProofRequest;
 use cuzk_groth16::{Scalar, Srs, Synthesized};
+use std::any::Any;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-/// Synthesizes one partition: runs on a CPU pool thread, allocates the working set.
-pub type SynthesizeFn = Box<dyn FnOnce() -> Result<Synthesized, String> + Send>;
+/// Synthesizes one partition: runs on a CPU pool thread, allocates the working set (or
+/// reuses [`SynthesisContext::reuse`]).
+pub type SynthesizeFn = Box<dyn FnOnce(SynthesisContext) -> Result<Synthesized, String> + Send>;
+
+/// Data a planner derives once per circuit id (e.g. pre-compiled constraint matrices). It is
+/// made right after the SRS loads, lives exactly as long as the loaded SRS, and its bytes are
+/// covered by the SRS's reservation.
+pub type PreparedData = Arc<dyn Any + Send + Sync>;
+
+/// What [`Planner::prepare`] made, and what it holds.
+pub struct Prepared {
+    /// The data, handed to every synthesis of the circuit id.
+    pub data: PreparedData,
+    /// Heap bytes it holds.
+    pub bytes: u64,
+}
+
+/// What the engine hands a synthesis.
+#[derive(Default)]
+pub struct SynthesisContext {
+    /// The circuit id's prepared data, if the planner made any.
+    pub prepared: Option<PreparedData>,
+    /// A finished partition's buffers of the same circuit id, to record into instead of
+    /// allocating (see `cuzk_groth16::Recorder::reusing`); contents unspecified. Memory
+    /// beyond them is not covered by the partition's reservation any more than usual.
+    pub reuse: Option<Synthesized>,
+}
+
+impl SynthesisContext {
+    /// The prepared data as a `T`, if there is some of that type.
+    pub fn prepared<T: Any>(&self) -> Option<&T> {
+        self.prepared.as_deref().and_then(|d| d.downcast_ref::<T>())
+    }
+}
+
+impl fmt::Debug for SynthesisContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SynthesisContext")
+            .field("prepared", &self.prepared.is_some())
+            .field("reuse", &self.reuse.as_ref().map(|s| s.heap_bytes()))
+            .finish()
+    }
+}
 
 /// Checks a job's whole proof (e.g. Filecoin's `verify_seal`); `Err` carries the reason.
 pub type VerifyFn = Box<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
@@ -83,5 +126,18 @@ pub trait Planner: Send + Sync {
     fn load_srs(&self, circuit_id: &str) -> Result<Srs, EngineError> {
         let path = self.params_path(circuit_id)?;
         crate::srs::read_params_file(circuit_id, &path)
+    }
+
+    /// Bytes [`Planner::prepare`] will hold for a circuit id (an estimate is fine; the SRS
+    /// reservation is corrected to the real figure). Default: nothing is prepared.
+    fn prepare_size_hint(&self, _circuit_id: &str) -> u64 {
+        0
+    }
+
+    /// Derives per-circuit data once, right after the SRS of `circuit_id` loaded (same
+    /// blocking thread, same reservation). `Ok(None)`: nothing to prepare (the default). An
+    /// error is logged and synthesis goes on without prepared data.
+    fn prepare(&self, _circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
+        Ok(None)
     }
 }

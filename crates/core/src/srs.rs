@@ -70,6 +70,9 @@ pub struct LoadedSrs {
     pvk: OnceLock<PreparedVk>,
     /// How long the load took.
     pub load_time: Duration,
+    /// What the planner derived for this circuit id after loading (see
+    /// [`Planner::prepare`]); covered by the entry's reservation.
+    pub prepared: Option<crate::planner::PreparedData>,
 }
 
 impl fmt::Debug for LoadedSrs {
@@ -234,7 +237,8 @@ impl SrsCache {
             });
         }
         let t0 = Instant::now();
-        let size = self.inner.planner.srs_size_hint(circuit_id)?;
+        let size = self.inner.planner.srs_size_hint(circuit_id)?
+            + self.inner.planner.prepare_size_hint(circuit_id);
         let budget = &self.inner.budget;
         let mut reservation = budget
             .acquire(size, Category::Srs, priority)
@@ -252,11 +256,29 @@ impl SrsCache {
             })?;
         let planner = self.inner.planner.clone();
         let id = circuit_id.to_string();
-        let srs = tokio::task::spawn_blocking(move || planner.load_srs(&id))
-            .await
-            .map_err(|e| EngineError::Internal(format!("SRS load task: {e}")))??;
+        let (srs, prepared) = tokio::task::spawn_blocking(move || {
+            // Preparing (e.g. compiling the circuit, single-threaded) overlaps the load.
+            let (srs, prepared) = std::thread::scope(|s| {
+                let prep = s.spawn(|| planner.prepare(&id));
+                (planner.load_srs(&id), prep.join())
+            });
+            let prepared = match prepared {
+                Ok(Ok(p)) => p,
+                Ok(Err(e)) => {
+                    tracing::warn!(circuit = %id, cause = %e, "preparing the circuit failed; synthesizing without");
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!(circuit = %id, "preparing the circuit panicked; synthesizing without");
+                    None
+                }
+            };
+            Ok::<_, EngineError>((srs?, prepared))
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("SRS load task: {e}")))??;
         // Account what is really held; a file larger than its points only shrinks it.
-        let actual = srs.size_bytes();
+        let actual = srs.size_bytes() + prepared.as_ref().map_or(0, |p| p.bytes);
         if actual < reservation.bytes() {
             reservation.shrink_to(actual);
         } else {
@@ -269,6 +291,7 @@ impl SrsCache {
             srs,
             pvk: OnceLock::new(),
             load_time,
+            prepared: prepared.map(|p| p.data),
         });
         {
             let mut st = self.inner.state.lock();

@@ -221,6 +221,13 @@ impl CompiledCircuit {
                 message: format!("{id} is too large for 32-bit term indices"),
             });
         }
+        let mut cs = cs;
+        // Held for as long as the SRS: give back what the vectors' growth over-allocated.
+        for m in [&mut cs.a, &mut cs.b, &mut cs.c] {
+            m.row_start.shrink_to_fit();
+            m.cols.shrink_to_fit();
+            m.coeffs.shrink_to_fit();
+        }
         let a_aux_density = density(&cs.a, cs.aux, true);
         let b_input_density = density(&cs.b, cs.inputs, false);
         let b_aux_density = density(&cs.b, cs.aux, true);
@@ -274,19 +281,38 @@ impl CompiledCircuit {
                 ),
             });
         }
-        let (inputs, aux) = (&witness.inputs, &witness.aux);
         let n = self.num_constraints();
-        let rows = n + inputs.len();
-        let ((a, b), c) = rayon::join(
+        let rows = n + witness.inputs.len();
+        // Most aux values of Filecoin circuits are bits: classify once, so a term on a 0 is
+        // skipped and a term on a 1 adds its coefficient, with no field multiplication.
+        let class = classify(&witness.aux);
+        // The witness-only recording carries a/b/c allocations along (empty) when it reused a
+        // finished partition's buffers: evaluate into those.
+        let mut bufs = [
+            std::mem::take(&mut witness.a),
+            std::mem::take(&mut witness.b),
+            std::mem::take(&mut witness.c),
+        ];
+        for v in &mut bufs {
+            v.clear();
+            v.resize(rows, Scalar::ZERO);
+        }
+        let [mut a, mut b, mut c] = bufs;
+        let (inputs, aux) = (&witness.inputs, &witness.aux);
+        let z = Operands {
+            inputs,
+            aux,
+            class: &class,
+        };
+        rayon::join(
             || {
                 rayon::join(
-                    || self.eval(&self.a, inputs, aux, rows),
-                    || self.eval(&self.b, inputs, aux, rows),
+                    || self.eval(&self.a, &z, &mut a[..n]),
+                    || self.eval(&self.b, &z, &mut b[..n]),
                 )
             },
-            || self.eval(&self.c, inputs, aux, rows),
+            || self.eval(&self.c, &z, &mut c[..n]),
         );
-        let mut a = a;
         a[n..].copy_from_slice(inputs);
         witness.a = a;
         witness.b = b;
@@ -297,13 +323,10 @@ impl CompiledCircuit {
         Ok(witness)
     }
 
-    /// `rows` values: M·z for the matrix's rows, zeros after.
-    fn eval(&self, m: &Matrix, inputs: &[Scalar], aux: &[Scalar], rows: usize) -> Vec<Scalar> {
-        let mut out = vec![Scalar::ZERO; rows];
-        let n = m.row_start.len() - 1;
+    /// Fills `out` with M·z, one value per row of `m`.
+    fn eval(&self, m: &Matrix, z: &Operands<'_>, out: &mut [Scalar]) {
         const CHUNK: usize = 1 << 14;
-        out[..n]
-            .par_chunks_mut(CHUNK)
+        out.par_chunks_mut(CHUNK)
             .enumerate()
             .for_each(|(ci, chunk)| {
                 let first = ci * CHUNK;
@@ -313,20 +336,55 @@ impl CompiledCircuit {
                     let mut acc = Scalar::ZERO;
                     for t in s..e {
                         let col = m.cols[t];
-                        let v = if col & AUX != 0 {
-                            &aux[(col & !AUX) as usize]
+                        let (v, class) = if col & AUX != 0 {
+                            let i = (col & !AUX) as usize;
+                            (&z.aux[i], z.class[i])
                         } else {
-                            &inputs[col as usize]
+                            (&z.inputs[col as usize], OTHER)
                         };
-                        match m.coeffs[t] {
-                            COEFF_ONE => acc += v,
-                            COEFF_MINUS_ONE => acc -= v,
-                            k => acc += *v * self.coeffs[k as usize],
+                        match (class, m.coeffs[t]) {
+                            (ZERO, _) => {}
+                            (ONE, COEFF_ONE) => acc += Scalar::ONE,
+                            (ONE, COEFF_MINUS_ONE) => acc -= Scalar::ONE,
+                            (ONE, k) => acc += self.coeffs[k as usize],
+                            (_, COEFF_ONE) => acc += v,
+                            (_, COEFF_MINUS_ONE) => acc -= v,
+                            (_, k) => acc += *v * self.coeffs[k as usize],
                         }
                     }
                     *slot = acc;
                 }
             });
-        out
     }
+}
+
+/// Value classes of the assignment (one byte per aux variable).
+const ZERO: u8 = 0;
+const ONE: u8 = 1;
+const OTHER: u8 = 2;
+
+/// The assignment a matrix is multiplied with.
+struct Operands<'a> {
+    inputs: &'a [Scalar],
+    aux: &'a [Scalar],
+    class: &'a [u8],
+}
+
+fn classify(aux: &[Scalar]) -> Vec<u8> {
+    let mut class = vec![OTHER; aux.len()];
+    class
+        .par_chunks_mut(1 << 16)
+        .zip(aux.par_chunks(1 << 16))
+        .for_each(|(c, v)| {
+            for (c, v) in c.iter_mut().zip(v) {
+                *c = if bool::from(v.is_zero()) {
+                    ZERO
+                } else if *v == Scalar::ONE {
+                    ONE
+                } else {
+                    OTHER
+                };
+            }
+        });
+    class
 }

@@ -13,10 +13,11 @@ use crate::request::ProofRequest;
 /// Bytes of one encoded partition proof.
 pub const PARTITION_PROOF_BYTES: usize = cuzk_groth16::proof::PROOF_BYTES;
 
-/// Synthesizes one partition's circuit into our recorder. Building the circuit (which copies
-/// that partition's share of the vanilla proof) happens inside, so a plan holds no witness
-/// until a job runs.
-pub type SynthFn = Box<dyn FnOnce(RecorderMode) -> Result<Synthesized> + Send>;
+/// Synthesizes one partition's circuit into our recorder, recording into a finished
+/// partition's buffers when given some (see [`Recorder::reusing`]). Building the circuit
+/// (which copies that partition's share of the vanilla proof) happens inside, so a plan holds
+/// no witness until a job runs.
+pub type SynthFn = Box<dyn FnOnce(RecorderMode, Option<Synthesized>) -> Result<Synthesized> + Send>;
 
 /// Synthesizes the same circuit with bellperson's own prover-side constraint system (for
 /// the synthesis benchmark; see [`crate::bench`]).
@@ -102,9 +103,13 @@ impl MemoryEstimate {
         }
     }
 
-    /// A recorder preallocated for this shape (so synthesis does not reallocate).
-    pub fn recorder(&self, mode: RecorderMode) -> Recorder {
-        Recorder::with_hints(mode, self.constraints, self.inputs, self.aux)
+    /// A recorder preallocated for this shape (so synthesis does not reallocate), in
+    /// `reuse`'s allocations when given.
+    pub fn recorder(&self, mode: RecorderMode, reuse: Option<Synthesized>) -> Recorder {
+        match reuse {
+            Some(spent) => Recorder::reusing(mode, spent, self.constraints, self.inputs, self.aux),
+            None => Recorder::with_hints(mode, self.constraints, self.inputs, self.aux),
+        }
     }
 }
 
@@ -142,7 +147,16 @@ impl std::fmt::Debug for PartitionJob {
 impl PartitionJob {
     /// Runs the synthesis closure in `mode`.
     pub fn run(self, mode: RecorderMode) -> Result<Synthesized> {
-        (self.synthesize)(mode)
+        (self.synthesize)(mode, None)
+    }
+
+    /// Runs the synthesis closure in `mode`, recording into `reuse`'s allocations.
+    pub fn run_reusing(
+        self,
+        mode: RecorderMode,
+        reuse: Option<Synthesized>,
+    ) -> Result<Synthesized> {
+        (self.synthesize)(mode, reuse)
     }
 }
 
@@ -213,6 +227,7 @@ pub(crate) fn synthesize_guarded<C, F>(
     partition: usize,
     estimate: MemoryEstimate,
     mode: RecorderMode,
+    reuse: Option<Synthesized>,
     build: F,
 ) -> Result<Synthesized>
 where
@@ -221,7 +236,7 @@ where
 {
     let run = || -> Result<Synthesized> {
         let circuit = build()?;
-        Recorder::synthesize_into(estimate.recorder(mode), circuit).map_err(|e| {
+        Recorder::synthesize_into(estimate.recorder(mode, reuse), circuit).map_err(|e| {
             FilecoinError::Synthesis {
                 partition,
                 message: e.to_string(),

@@ -218,8 +218,8 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
                 estimate,
                 synthesize: {
                     let shared = Arc::clone(&shared);
-                    Box::new(move |mode| {
-                        synthesize_guarded(k, estimate, mode, || build(&shared, k))
+                    Box::new(move |mode, reuse| {
+                        synthesize_guarded(k, estimate, mode, reuse, || build(&shared, k))
                     })
                 },
                 reference_synthesize: Box::new(move || reference_guarded(k, || build(&shared, k))),

@@ -164,8 +164,10 @@ fn job<Tree: 'static + MerkleTreeTrait>(
         estimate,
         synthesize: {
             let shared = Arc::clone(&shared);
-            Box::new(move |mode| {
-                synthesize_guarded(0, estimate, mode, || build(&shared, circuit_partition))
+            Box::new(move |mode, reuse| {
+                synthesize_guarded(0, estimate, mode, reuse, || {
+                    build(&shared, circuit_partition)
+                })
             })
         },
         reference_synthesize: Box::new(move || {

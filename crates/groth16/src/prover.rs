@@ -71,6 +71,21 @@ pub trait ProverBackend: Send + Sync {
     /// Completes a proof: the B G2 MSM if deferred, then assembly.
     fn finish(&self, srs: &Srs, pending: Pending) -> Result<Proof, ProveError>;
 
+    /// `start`, handing the circuit's buffers back instead of freeing them, so the caller can
+    /// reuse their allocations for the next partition (no page faults, no unmapping). The
+    /// returned vectors keep their capacity; their contents are unspecified. Backends that
+    /// consume the buffers (or cannot tell when the device is done reading them) return
+    /// `None`, which is the default.
+    fn start_reusing(
+        &self,
+        srs: &Srs,
+        circuit: Synthesized,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<(Pending, Option<Synthesized>), ProveError> {
+        self.start(srs, circuit, r, s).map(|p| (p, None))
+    }
+
     /// `start` for several circuits of one shape.
     fn start_batch(
         &self,

@@ -266,6 +266,55 @@ impl Recorder {
         Recorder::synthesize_into(Recorder::new(mode), circuit)
     }
 
+    /// [`Recorder::with_hints`], recording into the allocations of `spent`: a finished
+    /// partition's buffers (e.g. handed back by
+    /// [`crate::ProverBackend::start_reusing`]), so the pages are not faulted in again and
+    /// nothing is unmapped in between. Every vector is cleared first; capacities only grow
+    /// where the hints ask for more. In witness-only mode the a/b/c allocations ride along
+    /// (still empty) for whatever evaluates them afterwards.
+    pub fn reusing(
+        mode: RecorderMode,
+        spent: Synthesized,
+        constraints: usize,
+        inputs: usize,
+        aux: usize,
+    ) -> Recorder {
+        fn fresh(mut v: Vec<Scalar>, cap: usize) -> Vec<Scalar> {
+            v.clear();
+            v.reserve(cap);
+            v
+        }
+        fn fresh_density(mut d: Density, cap: usize) -> Density {
+            d.words.clear();
+            d.words.reserve(cap.div_ceil(64));
+            d.len = 0;
+            d
+        }
+        let domain = (constraints + inputs).max(1).next_power_of_two();
+        let abc = if mode == RecorderMode::Full {
+            domain
+        } else {
+            0
+        };
+        let dens = |n| if mode == RecorderMode::Full { n } else { 0 };
+        let out = Synthesized {
+            inputs: fresh(spent.inputs, inputs),
+            aux: fresh(spent.aux, aux),
+            a: fresh(spent.a, abc),
+            b: fresh(spent.b, abc),
+            c: fresh(spent.c, abc),
+            a_aux_density: fresh_density(spent.a_aux_density, dens(aux)),
+            b_input_density: fresh_density(spent.b_input_density, dens(inputs)),
+            b_aux_density: fresh_density(spent.b_aux_density, dens(aux)),
+            num_constraints: 0,
+        };
+        Recorder {
+            mode,
+            out,
+            bad_reference: false,
+        }
+    }
+
     /// Like [`Recorder::synthesize`], into a recorder made with [`Recorder::with_hints`].
     pub fn synthesize_into<C: Circuit<Scalar>>(
         mut recorder: Recorder,
@@ -675,5 +724,54 @@ mod tests {
         let s = Recorder::synthesize_into(r, Tiny).expect("synthesis");
         assert!(s.a.capacity() >= 4);
         assert_eq!(s.domain_size(), 4);
+    }
+
+    #[test]
+    fn reusing_buffers_records_the_same_in_the_same_allocations() {
+        let fresh = |parts| {
+            Recorder::synthesize(
+                Parts {
+                    parts,
+                    split: false,
+                },
+                RecorderMode::Full,
+            )
+            .expect("fresh")
+        };
+        // A larger partition's leftovers, then a smaller circuit recorded into them.
+        let mut spent = fresh(5);
+        spent.a_aux_density.set(0);
+        let (pa, pc) = (spent.a.as_ptr(), spent.c.as_ptr());
+        let want = fresh(2);
+        let (c, i, a) = (want.num_constraints, want.inputs.len(), want.aux.len());
+        let r = Recorder::reusing(RecorderMode::Full, spent, c, i, a);
+        let got = Recorder::synthesize_into(
+            r,
+            Parts {
+                parts: 2,
+                split: false,
+            },
+        )
+        .expect("reused");
+        assert_eq!(got.a.as_ptr(), pa);
+        assert_eq!(got.c.as_ptr(), pc);
+        assert_eq!(got.inputs, want.inputs);
+        assert_eq!(got.aux, want.aux);
+        assert_eq!((&got.a, &got.b, &got.c), (&want.a, &want.b, &want.c));
+        assert_eq!(got.a_aux_density, want.a_aux_density);
+        assert_eq!(got.b_aux_density, want.b_aux_density);
+        assert_eq!(got.b_input_density, want.b_input_density);
+        assert_eq!(got.num_constraints, want.num_constraints);
+        // Witness-only keeps a/b/c's allocations, empty.
+        let w = Recorder::synthesize_into(
+            Recorder::reusing(RecorderMode::WitnessOnly, got, c, i, a),
+            Parts {
+                parts: 2,
+                split: false,
+            },
+        )
+        .expect("witness");
+        assert!(w.a.is_empty() && w.a.as_ptr() == pa);
+        assert_eq!(w.aux, want.aux);
     }
 }

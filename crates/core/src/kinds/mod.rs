@@ -5,7 +5,7 @@
 //! - [`Router`]: one planner for the engine that sends synthetic requests and circuit ids to
 //!   the synthetic planner and everything else to another (the Filecoin planner).
 use crate::error::EngineError;
-use crate::planner::{JobPlan, Planner};
+use crate::planner::{JobPlan, Planner, Prepared};
 use crate::request::{ProofKind, ProofRequest};
 use cuzk_groth16::Srs;
 use std::path::PathBuf;
@@ -71,6 +71,15 @@ impl Planner for Router {
 
     fn load_srs(&self, circuit_id: &str) -> Result<Srs, EngineError> {
         self.for_id(circuit_id)?.load_srs(circuit_id)
+    }
+
+    fn prepare_size_hint(&self, circuit_id: &str) -> u64 {
+        self.for_id(circuit_id)
+            .map_or(0, |p| p.prepare_size_hint(circuit_id))
+    }
+
+    fn prepare(&self, circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
+        self.for_id(circuit_id)?.prepare(circuit_id)
     }
 }
 

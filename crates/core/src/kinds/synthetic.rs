@@ -4,7 +4,7 @@
 //! setup on first use and cached as a `.params` file in the temp directory; every partition of
 //! a request proves the same circuit.
 use crate::error::EngineError;
-use crate::planner::{JobPlan, PartitionPlan, Planner};
+use crate::planner::{JobPlan, PartitionPlan, Planner, SynthesisContext};
 use crate::request::{ProofKind, ProofRequest};
 use cuzk_groth16::synthetic::CircuitSpec;
 use cuzk_groth16::{Recorder, RecorderMode, Srs};
@@ -128,10 +128,15 @@ impl Planner for SyntheticPlanner {
                     index,
                     public_inputs: inputs.clone(),
                     shape_hint: hint,
-                    synthesize: Box::new(move || {
-                        let rec = match Self::shape(&spec) {
-                            Some((c, i, a)) => Recorder::with_hints(RecorderMode::Full, c, i, a),
-                            None => Recorder::new(RecorderMode::Full),
+                    synthesize: Box::new(move |ctx: SynthesisContext| {
+                        let rec = match (Self::shape(&spec), ctx.reuse) {
+                            (Some((c, i, a)), Some(spent)) => {
+                                Recorder::reusing(RecorderMode::Full, spent, c, i, a)
+                            }
+                            (Some((c, i, a)), None) => {
+                                Recorder::with_hints(RecorderMode::Full, c, i, a)
+                            }
+                            (None, _) => Recorder::new(RecorderMode::Full),
                         };
                         Recorder::synthesize_into(rec, spec).map_err(|e| e.to_string())
                     }),

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 pub struct Live {
     pub now: AtomicI64,
     pub max: AtomicI64,
+    /// Syntheses that recorded into a finished partition's buffers.
+    pub reused: AtomicI64,
 }
 
 impl Live {
@@ -40,6 +42,8 @@ pub struct FakeBackend {
     pub intervals: Mutex<Vec<(Instant, Instant)>>,
     pub concurrent: Mutex<(u32, u32)>,
     pub live: Arc<Live>,
+    /// Hand a/b/c back from `start_reusing` (like the CUDA prover) instead of freeing them.
+    pub reuse: bool,
 }
 
 impl FakeBackend {
@@ -50,7 +54,14 @@ impl FakeBackend {
             intervals: Mutex::new(Vec::new()),
             concurrent: Mutex::new((0, 0)),
             live: Arc::default(),
+            reuse: false,
         }
+    }
+
+    /// Hands buffers back from `start_reusing`.
+    pub fn reusing(mut self) -> FakeBackend {
+        self.reuse = true;
+        self
     }
 
     /// Counts freed partitions in `live`.
@@ -98,11 +109,42 @@ impl ProverBackend for FakeBackend {
 
     fn start(
         &self,
+        srs: &Srs,
+        circuit: Synthesized,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<Pending, ProveError> {
+        self.start_inner(srs, circuit, r, s).map(|(p, _)| p)
+    }
+
+    fn start_reusing(
+        &self,
+        srs: &Srs,
+        circuit: Synthesized,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<(Pending, Option<Synthesized>), ProveError> {
+        self.start_inner(srs, circuit, r, s)
+    }
+
+    fn finish(&self, _srs: &Srs, _pending: Pending) -> Result<Proof, ProveError> {
+        std::thread::sleep(self.finish);
+        Ok(Proof {
+            a: G1Affine::generator(),
+            b: G2Affine::generator(),
+            c: G1Affine::generator(),
+        })
+    }
+}
+
+impl FakeBackend {
+    fn start_inner(
+        &self,
         _srs: &Srs,
         mut circuit: Synthesized,
         r: Scalar,
         s: Scalar,
-    ) -> Result<Pending, ProveError> {
+    ) -> Result<(Pending, Option<Synthesized>), ProveError> {
         {
             let mut c = self.concurrent.lock();
             c.0 += 1;
@@ -115,27 +157,24 @@ impl ProverBackend for FakeBackend {
         circuit.b.resize(domain, x);
         circuit.c.resize(domain, x);
         std::thread::sleep(self.start);
-        drop(circuit);
+        let spent = if self.reuse {
+            Some(circuit)
+        } else {
+            drop(circuit);
+            None
+        };
         self.live.dec();
         self.intervals.lock().push((t0, Instant::now()));
         self.concurrent.lock().0 -= 1;
-        Ok(Pending {
+        let pending = Pending {
             r,
             s,
             a_g1: G1Projective::from(G1Affine::generator()),
             b_g1: G1Projective::from(G1Affine::generator()),
             h_l: G1Projective::from(G1Affine::generator()),
             b_g2: PendingG2::Done(G2Projective::from(G2Affine::generator())),
-        })
-    }
-
-    fn finish(&self, _srs: &Srs, _pending: Pending) -> Result<Proof, ProveError> {
-        std::thread::sleep(self.finish);
-        Ok(Proof {
-            a: G1Affine::generator(),
-            b: G2Affine::generator(),
-            c: G1Affine::generator(),
-        })
+        };
+        Ok((pending, spent))
     }
 }
 
@@ -159,6 +198,26 @@ impl FakePlanner {
     }
 
     /// A synthesized partition of the planner's shape (what `synthesize` returns).
+    /// [`FakePlanner::synthesized`] written into a finished partition's allocations.
+    pub fn synthesized_into(shape: (usize, usize, usize), spent: Synthesized) -> Synthesized {
+        let (c, i, a) = shape;
+        let x = Scalar::from(0x1234_5678u64);
+        let fill = |mut v: Vec<Scalar>, n: usize| {
+            v.clear();
+            v.resize(n, x);
+            v
+        };
+        Synthesized {
+            inputs: fill(spent.inputs, i),
+            aux: fill(spent.aux, a),
+            a: fill(spent.a, c + i),
+            b: fill(spent.b, c + i),
+            c: fill(spent.c, c + i),
+            num_constraints: c,
+            ..Default::default()
+        }
+    }
+
     pub fn synthesized(shape: (usize, usize, usize)) -> Synthesized {
         let (c, i, a) = shape;
         let x = Scalar::from(0x1234_5678u64);
@@ -196,9 +255,15 @@ impl Planner for FakePlanner {
                     index,
                     public_inputs: vec![Scalar::from(index as u64 + 1)],
                     shape_hint: Some(shape),
-                    synthesize: Box::new(move || {
+                    synthesize: Box::new(move |ctx| {
                         live.inc();
-                        let s = FakePlanner::synthesized(shape);
+                        let s = match ctx.reuse {
+                            Some(spent) => {
+                                live.reused.fetch_add(1, Ordering::SeqCst);
+                                FakePlanner::synthesized_into(shape, spent)
+                            }
+                            None => FakePlanner::synthesized(shape),
+                        };
                         std::thread::sleep(synth);
                         Ok(s)
                     }),
