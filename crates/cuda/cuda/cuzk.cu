@@ -1,5 +1,6 @@
 // cuzk CUDA kernels and their C ABI: the Groth16 `start` phase on one device (H via NTTs,
-// split G1/G2 MSMs over device-resident SRS bases), built on sppark's NTT and Pippenger.
+// split G1/G2 MSMs over SRS bases that are either resident in VRAM or streamed per proof
+// from host memory in double-buffered chunks), built on sppark's NTT and Pippenger.
 //
 // FFI contract: every extern "C" entry catches C++ exceptions and returns a by-value
 // RustError {code, message}; CUDA calls go through CUDA_OK, whose message is expr@file:line.
@@ -66,12 +67,14 @@ typedef fr_t scalar_t;
 struct g1_raw { uint4 v[6]; };   // an affine G1 point as stored (96 bytes)
 struct g2_raw { uint4 v[12]; };  // an affine G2 point as stored (192 bytes)
 
+// out[i] = in[idx[i] - first]: `in` holds the bases from index `first` on (a streamed chunk;
+// 0 for resident bases).
 template<class T>
-__global__ void cuzk_gather(T* out, const T* in, const uint32_t* idx, size_t n)
+__global__ void cuzk_gather(T* out, const T* in, const uint32_t* idx, size_t n, size_t first)
 {
     size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
     for (; i < n; i += (size_t)blockDim.x * gridDim.x)
-        out[i] = in[idx[i]];
+        out[i] = in[idx[i] - first];
 }
 
 __launch_bounds__(1024)
@@ -138,6 +141,7 @@ double ms_since(std::chrono::steady_clock::time_point t0)
 extern "C" {
 
 struct cuzk_query_t {
+    size_t nbases;              // bases of the query (its SRS section's length)
     const uint64_t* ones_bits;  // bitmap over the query's bases: scalar == 1 (may be null)
     size_t ones_words;          // u64 words in ones_bits
     const uint32_t* idx;        // bases whose scalar is neither 0 nor 1
@@ -155,6 +159,17 @@ struct cuzk_input_t {
     cuzk_query_t l;
     cuzk_query_t a_q;
     cuzk_query_t b_q;          // shared by B in G1 and B in G2
+    size_t stream_chunk;       // bases per streamed SRS chunk (a multiple of 1024); 0: resident
+};
+
+// An SRS in host memory, streamed chunk by chunk (see cuzk_worker_compute).
+struct cuzk_host_srs_t {
+    const void* h; size_t nh;
+    const void* l; size_t nl;
+    const void* a; size_t na;
+    const void* b_g1; size_t nb1;
+    const void* b_g2; size_t nb2;
+    uint32_t pinned;           // bit i set: section i (h, l, a, b_g1, b_g2) is page-locked
 };
 
 struct cuzk_jac1_t { uint64_t x[6], y[6], z[6]; };
@@ -197,7 +212,11 @@ struct cuzk_srs {
 
 struct cuzk_query_dev {
     dbuf bits, idx, scalars;
-    size_t ones_words = 0, nothers = 0;
+    size_t nbases = 0, ones_words = 0, nothers = 0;
+    // Streaming only: bounds[c] = first k with idx[k] >= c * chunk (nchunks + 1 entries), and
+    // whether chunk c has a scalar-1 base.
+    std::vector<size_t> bounds;
+    std::vector<uint8_t> has_ones;
 };
 
 struct cuzk_worker {
@@ -213,6 +232,13 @@ struct cuzk_worker {
     dbuf gathered;      // points of the non-0/1 scalars of one query
     dbuf partial;       // batch-addition partial sums
 
+    // SRS streaming: bases per chunk (0: not prepared for streaming), the double buffer, and
+    // events for "chunk uploaded" (copy stream) and "chunk consumed" (compute stream).
+    size_t stream_chunk = 0;
+    dbuf chunk_buf[2];
+    cudaEvent_t chunk_ev[2] = {nullptr, nullptr};
+    cudaEvent_t consumed_ev[2] = {nullptr, nullptr};
+
     // the prepared input
     uint32_t lg_domain = 0;
     const fr_t* z_inv_host = nullptr;
@@ -224,6 +250,8 @@ struct cuzk_worker {
         for (int i = 0; i < 2; i++) {
             CUDA_OK(cudaHostAlloc(&stage[i], STAGE_BYTES, cudaHostAllocPortable));
             CUDA_OK(cudaEventCreateWithFlags(&stage_ev[i], cudaEventDisableTiming));
+            CUDA_OK(cudaEventCreateWithFlags(&chunk_ev[i], cudaEventDisableTiming));
+            CUDA_OK(cudaEventCreateWithFlags(&consumed_ev[i], cudaEventDisableTiming));
         }
         CUDA_OK(cudaEventCreateWithFlags(&uploaded, cudaEventDisableTiming));
     }
@@ -233,6 +261,9 @@ struct cuzk_worker {
         for (int i = 0; i < 2; i++) {
             if (stage[i]) (void)cudaFreeHost(stage[i]);
             if (stage_ev[i]) (void)cudaEventDestroy(stage_ev[i]);
+            if (chunk_ev[i]) (void)cudaEventDestroy(chunk_ev[i]);
+            if (consumed_ev[i]) (void)cudaEventDestroy(consumed_ev[i]);
+            chunk_buf[i].release();
         }
         if (uploaded) (void)cudaEventDestroy(uploaded);
         abc.release(); gathered.release(); partial.release();
@@ -270,8 +301,31 @@ struct cuzk_worker {
 static void prepare_query(cuzk_worker& w, cuzk_query_dev& qd, const cuzk_query_t& q,
                           int& slot)
 {
+    qd.nbases = q.nbases;
     qd.ones_words = q.ones_bits ? q.ones_words : 0;
     qd.nothers = q.nothers;
+    CUZK_REQUIRE(!qd.ones_words || qd.ones_words == (q.nbases + 63) / 64,
+                 "ones bitmap does not match the bases");
+    qd.bounds.clear();
+    qd.has_ones.clear();
+    if (size_t C = w.stream_chunk) {
+        // idx is ascending, so each chunk's "others" are one contiguous range of idx
+        size_t nch = (q.nbases + C - 1) / C;
+        qd.bounds.resize(nch + 1);
+        qd.has_ones.assign(nch, 0);
+        size_t k = 0;
+        for (size_t c = 0; c <= nch; c++) {
+            size_t first = std::min(c * C, q.nbases);
+            while (k < qd.nothers && q.idx[k] < first) k++;
+            qd.bounds[c] = c == nch ? qd.nothers : k;
+        }
+        const size_t wpc = C / 64;
+        for (size_t c = 0; c < nch && qd.ones_words; c++) {
+            size_t w1 = std::min((c + 1) * wpc, qd.ones_words);
+            for (size_t x = c * wpc; x < w1; x++)
+                if (q.ones_bits[x]) { qd.has_ones[c] = 1; break; }
+        }
+    }
     if (qd.ones_words) {
         // batch_addition reads whole 1024-bit blocks: pad with zero words
         size_t padded = (qd.ones_words + 15) / 16 * 16 + 16;
@@ -287,50 +341,169 @@ static void prepare_query(cuzk_worker& w, cuzk_query_dev& qd, const cuzk_query_t
     }
 }
 
+// Launches batch addition of the bases (`nbases` from `bases`) whose bit is set in `bits`
+// into the worker's partial sums; `accumulate` adds to the sums already there.
+template<class bucket_t_, class affine_t_>
+static void launch_ones(const gpu_t& gpu, cuzk_worker& w, const void* bases, size_t nbases,
+                        const uint64_t* bits, bool accumulate)
+{
+    CUZK_REQUIRE(nbases < ((size_t)1 << 32), "too many bases for batch addition");
+    const uint32_t nret = gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    w.partial.ensure(nret * sizeof(typename bucket_t_::mem_t));
+    void (*kernel)(typename bucket_t_::mem_t*, const typename affine_t_::mem_t*, uint32_t,
+                   const uint32_t*, bool, uint32_t) = batch_addition<bucket_t_>;
+    gpu[0].launch_coop(kernel, {gpu.sm_count(), BATCH_ADD_BLOCK_SIZE},
+                       w.partial.as<typename bucket_t_::mem_t>(),
+                       reinterpret_cast<const typename affine_t_::mem_t*>(bases),
+                       (uint32_t)nbases, reinterpret_cast<const uint32_t*>(bits),
+                       accumulate, (uint32_t)0);
+}
+
+// The sum of the worker's partial sums (after one or more launch_ones).
+template<class bucket_t_, class point_t_>
+static point_t_ collect_ones(const gpu_t& gpu, cuzk_worker& w)
+{
+    const uint32_t nret = gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    std::vector<bucket_t_> partial(nret);
+    gpu[0].DtoH(&partial[0], w.partial.ptr, nret);
+    gpu[0].sync();
+    return sum_up(partial);
+}
+
+// Gathers others [k0, k1) of a query from `bases` (which start at base index `first`) into
+// the worker's gathered buffer.
+template<class raw_t>
+static void launch_gather(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_dev& qd,
+                          const void* bases, size_t first, size_t k0, size_t k1)
+{
+    if (k1 <= k0) return;
+    cuzk_gather<raw_t><<<gpu.sm_count() * 4, 256, 0, gpu[0]>>>(
+        w.gathered.as<raw_t>() + k0, reinterpret_cast<const raw_t*>(bases),
+        qd.idx.as<uint32_t>() + k0, k1 - k0, first);
+    CUDA_OK(cudaGetLastError());
+}
+
+// Pippenger over the gathered points and the query's other scalars.
+template<class bucket_t_, class point_t_, class affine_t_>
+static point_t_ msm_gathered(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_dev& qd)
+{
+    gpu[0].sync();
+    msm_t<bucket_t_, point_t_, affine_t_, scalar_t> msm{nullptr, qd.nothers, sizeof(affine_t_), gpu.id()};
+    point_t_ others;
+    CUZK_CHECK((msm.invoke(others,
+                           dev_ptr_t<affine_t_>(w.gathered.as<affine_t_>()),
+                           qd.nothers,
+                           dev_ptr_t<scalar_t>(qd.scalars.as<scalar_t>()),
+                           true)));
+    return others;
+}
+
 // Σ scalar_i·P_i over one query, bases resident on the device.
 template<class bucket_t_, class point_t_, class affine_t_, class raw_t>
 static void split_msm(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_dev& qd,
                       const typename affine_t_::mem_t* bases, size_t nbases, point_t_& out)
 {
     out.inf();
-    stream_t& s = gpu[0];
-
+    CUZK_REQUIRE(qd.nbases == nbases, "query does not match the SRS section");
     if (qd.ones_words) {
-        CUZK_REQUIRE(qd.ones_words == (nbases + 63) / 64,
-                     "ones bitmap does not match the bases");
-        CUZK_REQUIRE(nbases < ((size_t)1 << 32), "too many bases for batch addition");
-        const uint32_t nret = gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
-        w.partial.ensure(nret * sizeof(typename bucket_t_::mem_t));
-        void (*kernel)(typename bucket_t_::mem_t*, const typename affine_t_::mem_t*, uint32_t,
-                       const uint32_t*, bool, uint32_t) = batch_addition<bucket_t_>;
-        uint32_t npts = (uint32_t)nbases;
-        s.launch_coop(kernel, {gpu.sm_count(), BATCH_ADD_BLOCK_SIZE},
-                      w.partial.as<typename bucket_t_::mem_t>(), bases, npts,
-                      (const uint32_t*)qd.bits.ptr, false, (uint32_t)0);
-        std::vector<bucket_t_> partial(nret);
-        s.DtoH(&partial[0], w.partial.ptr, nret);
-        s.sync();
-        point_t_ ones = sum_up(partial);
-        out.add(ones);
+        launch_ones<bucket_t_, affine_t_>(gpu, w, bases, nbases, (const uint64_t*)qd.bits.ptr,
+                                          false);
+        out.add(collect_ones<bucket_t_, point_t_>(gpu, w));
     }
-
     if (qd.nothers) {
         w.gathered.ensure(qd.nothers * sizeof(raw_t));
-        cuzk_gather<raw_t><<<gpu.sm_count() * 4, 256, 0, s>>>(
-            w.gathered.as<raw_t>(), reinterpret_cast<const raw_t*>(bases),
-            qd.idx.as<uint32_t>(), qd.nothers);
-        CUDA_OK(cudaGetLastError());
-        s.sync();
-
-        msm_t<bucket_t_, point_t_, affine_t_, scalar_t> msm{nullptr, qd.nothers, sizeof(affine_t_), gpu.id()};
-        point_t_ others;
-        CUZK_CHECK((msm.invoke(others,
-                               dev_ptr_t<affine_t_>(w.gathered.as<affine_t_>()),
-                               qd.nothers,
-                               dev_ptr_t<scalar_t>(qd.scalars.as<scalar_t>()),
-                               true)));
-        out.add(others);
+        launch_gather<raw_t>(gpu, w, qd, bases, 0, 0, qd.nothers);
+        out.add(msm_gathered<bucket_t_, point_t_, affine_t_>(gpu, w, qd));
     }
+}
+
+// A section of an SRS in host memory.
+struct host_sec {
+    const char* p;
+    size_t n;       // bases
+    size_t elem;    // bytes a base
+    bool pinned;    // page-locked: chunks DMA straight from it
+};
+
+// Streams the chunks `todo` of `hs` through the worker's two chunk buffers and calls
+// consume(chunk, device bases, first base, count) for each; the upload of chunk i+1 (copy
+// stream) overlaps consume(i). consume enqueues its kernels on gpu[0] (which waits for the
+// chunk's upload on the GPU) or, with `host_wait`, runs synchronously after the host saw the
+// upload complete. A buffer is refilled only after gpu[0] finished consuming it.
+template<class F>
+static void stream_chunks(const gpu_t& gpu, cuzk_worker& w, const host_sec& hs,
+                          const std::vector<size_t>& todo, bool host_wait, F consume)
+{
+    const size_t C = w.stream_chunk;
+    CUZK_REQUIRE(C && w.chunk_buf[0].cap >= C * hs.elem && w.chunk_buf[1].cap >= C * hs.elem,
+                 "worker not prepared for streaming");
+    int stage_slot = 0;
+    auto launch = [&](size_t i) {
+        size_t c = todo[i], off = c * C, len = std::min(C, hs.n - off);
+        int slot = i & 1;
+        const char* src = hs.p + off * hs.elem;
+        CUDA_OK(cudaStreamWaitEvent(w.copy, w.consumed_ev[slot], 0));
+        if (hs.pinned)
+            CUDA_OK(cudaMemcpyAsync(w.chunk_buf[slot].ptr, src, len * hs.elem,
+                                    cudaMemcpyHostToDevice, w.copy));
+        else
+            w.upload(w.chunk_buf[slot].ptr, src, len * hs.elem, stage_slot);
+        CUDA_OK(cudaEventRecord(w.chunk_ev[slot], w.copy));
+    };
+    if (todo.empty()) return;
+    launch(0);
+    for (size_t i = 0; i < todo.size(); i++) {
+        int slot = i & 1;
+        size_t c = todo[i], off = c * C, len = std::min(C, hs.n - off);
+        if (host_wait)
+            CUDA_OK(cudaEventSynchronize(w.chunk_ev[slot]));
+        else
+            CUDA_OK(cudaStreamWaitEvent(gpu[0], w.chunk_ev[slot], 0));
+        if (i + 1 < todo.size())
+            launch(i + 1);
+        consume(c, (const void*)w.chunk_buf[slot].ptr, off, len);
+        CUDA_OK(cudaEventRecord(w.consumed_ev[slot], gpu[0]));
+    }
+    // nothing may still read a chunk buffer or a host section when this returns
+    gpu[0].sync();
+    CUDA_OK(cudaStreamSynchronize(w.copy));
+}
+
+// Σ scalar_i·P_i over one query, bases streamed from host memory: per chunk, batch addition
+// of its ones (accumulating on the device) and a gather of its others into the whole-query
+// gathered buffer; then one Pippenger over all gathered points.
+template<class bucket_t_, class point_t_, class affine_t_, class raw_t>
+static void split_msm_streamed(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_dev& qd,
+                               const host_sec& hs, point_t_& out)
+{
+    out.inf();
+    CUZK_REQUIRE(qd.nbases == hs.n, "query does not match the SRS section");
+    const size_t C = w.stream_chunk;
+    const size_t nch = (hs.n + C - 1) / C;
+    CUZK_REQUIRE(qd.bounds.size() == nch + 1 && qd.has_ones.size() == nch,
+                 "query not prepared for this chunk size");
+    std::vector<size_t> todo;
+    for (size_t c = 0; c < nch; c++)
+        if ((qd.ones_words && qd.has_ones[c]) || qd.bounds[c + 1] > qd.bounds[c])
+            todo.push_back(c);
+    if (qd.nothers)
+        w.gathered.ensure(qd.nothers * sizeof(raw_t));
+    bool any_ones = false;
+    stream_chunks(gpu, w, hs, todo, false,
+                  [&](size_t c, const void* bases, size_t off, size_t len) {
+        if (qd.ones_words && qd.has_ones[c]) {
+            // off is a multiple of 1024: the chunk's bitmap starts on a 1024-bit block
+            launch_ones<bucket_t_, affine_t_>(gpu, w, bases, len,
+                                              (const uint64_t*)qd.bits.ptr + off / 64,
+                                              any_ones);
+            any_ones = true;
+        }
+        launch_gather<raw_t>(gpu, w, qd, bases, off, qd.bounds[c], qd.bounds[c + 1]);
+    });
+    if (any_ones)
+        out.add(collect_ones<bucket_t_, point_t_>(gpu, w));
+    if (qd.nothers)
+        out.add(msm_gathered<bucket_t_, point_t_, affine_t_>(gpu, w, qd));
 }
 
 template<class jac_t, class out_t>
@@ -425,11 +598,19 @@ void cuzk_worker_destroy(cuzk_worker* w)
 RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
 {
     CUZK_TRY
+        CUZK_REQUIRE(w != nullptr, "no worker context");
         (void)select_gpu(w->dev);
         w->ready = false;
         CUZK_REQUIRE(in->lg_domain >= 1 && in->lg_domain <= 31, "domain size");
         size_t n = (size_t)1 << in->lg_domain;
         CUZK_REQUIRE(in->abc_len <= n, "a/b/c longer than the domain");
+        CUZK_REQUIRE(in->stream_chunk % 1024 == 0, "stream chunk not a multiple of 1024 bases");
+        w->stream_chunk = in->stream_chunk;
+        if (in->stream_chunk) {
+            // sized for G2 bases, the larger ones
+            for (auto& b : w->chunk_buf)
+                b.ensure(in->stream_chunk * sizeof(affine2_t::mem_t));
+        }
         w->abc.ensure(3 * n * sizeof(fr_t));
         fr_t* d = w->abc.as<fr_t>();
         int slot = 0;
@@ -452,16 +633,27 @@ RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
     CUZK_CATCH
 }
 
-// Exclusive (the caller holds the device's interlock): H and all MSMs.
-RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs, cuzk_output_t* out)
+// Exclusive (the caller holds the device's interlock): H and all MSMs. The bases come from
+// exactly one of `srs` (resident in VRAM) or `host` (streamed from host memory in chunks of
+// the upload's stream_chunk bases, double-buffered so the next chunk's upload overlaps the
+// current chunk's work; `host` must stay alive and unmodified until this returns).
+RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
+                                        const cuzk_host_srs_t* host, cuzk_output_t* out)
 {
     CUZK_TRY
+        CUZK_REQUIRE(w != nullptr, "no worker context");
         CUZK_REQUIRE(w->ready, "compute without a prepared input");
-        CUZK_REQUIRE(srs->dev == w->dev, "SRS lives on another device");
+        CUZK_REQUIRE((srs != nullptr) != (host != nullptr), "exactly one SRS source");
+        CUZK_REQUIRE(!srs || srs->dev == w->dev, "SRS lives on another device");
+        CUZK_REQUIRE(!host || w->stream_chunk, "streamed compute without a streaming upload");
         w->ready = false;
         const gpu_t& gpu = select_gpu(w->dev);
         size_t n = (size_t)1 << w->lg_domain;
-        CUZK_REQUIRE(srs->nh + 1 == n, "H bases do not match the domain");
+        size_t nh = srs ? srs->nh : host->nh;
+        CUZK_REQUIRE(nh + 1 == n, "H bases do not match the domain");
+        auto sec = [&](const void* p, size_t cnt, size_t elem, int bit) {
+            return host_sec{static_cast<const char*>(p), cnt, elem, ((host->pinned >> bit) & 1) != 0};
+        };
         fr_t* d_a = w->abc.as<fr_t>();
         fr_t* d_b = d_a + n;
         fr_t* d_c = d_b + n;
@@ -496,12 +688,26 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs, cuz
         {
             point_t h;
             h.inf();
-            if (srs->nh) {
-                msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, srs->nh, sizeof(affine_t), gpu.id()};
+            if (srs && nh) {
+                msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, nh, sizeof(affine_t), gpu.id()};
                 // (pass affine_t, not affine_t::mem_t: sppark's device-pointer overload only
                 // forwards to the worker overload for affine_t pointers)
-                CUZK_CHECK((msm.invoke(h, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(srs->h)), srs->nh,
+                CUZK_CHECK((msm.invoke(h, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(srs->h)), nh,
                                        dev_ptr_t<scalar_t>(d_a), true)));
+            } else if (nh) {
+                // one Pippenger per chunk over the H scalars at the chunk's offset, summed
+                const size_t C = w->stream_chunk;
+                msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, std::min(C, nh), sizeof(affine_t), gpu.id()};
+                std::vector<size_t> all((nh + C - 1) / C);
+                for (size_t c = 0; c < all.size(); c++) all[c] = c;
+                stream_chunks(gpu, *w, sec(host->h, nh, sizeof(affine_t::mem_t), 0), all, true,
+                              [&](size_t, const void* bases, size_t off, size_t len) {
+                    point_t part;
+                    CUZK_CHECK((msm.invoke(part,
+                                           dev_ptr_t<affine_t>((affine_t*)bases), len,
+                                           dev_ptr_t<scalar_t>(d_a + off), true)));
+                    h.add(part);
+                });
             }
             put(out->h, h);
         }
@@ -509,26 +715,63 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs, cuz
 
         point_t p;
         t0 = std::chrono::steady_clock::now();
-        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p);
+        if (srs)
+            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p);
+        else
+            split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], sec(host->l, host->nl, 96, 1), p);
         put(out->l, p);
         out->ms_msm_l = ms_since(t0);
 
         t0 = std::chrono::steady_clock::now();
-        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p);
+        if (srs)
+            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p);
+        else
+            split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], sec(host->a, host->na, 96, 2), p);
         put(out->a, p);
         out->ms_msm_a = ms_since(t0);
 
         t0 = std::chrono::steady_clock::now();
-        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p);
+        if (srs)
+            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p);
+        else
+            split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], sec(host->b_g1, host->nb1, 96, 3), p);
         put(out->b_g1, p);
         out->ms_msm_b_g1 = ms_since(t0);
 
         t0 = std::chrono::steady_clock::now();
         point2_t p2;
-        split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2);
+        if (srs)
+            split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2);
+        else
+            split_msm_streamed<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], sec(host->b_g2, host->nb2, 192, 4), p2);
         put(out->b_g2, p2);
         out->ms_msm_b_g2 = ms_since(t0);
     CUZK_CATCH
+}
+
+// Page-locks [p, p + bytes) for DMA from every device (portable registration). *code is the
+// CUDA error (0: registered); a failure is not an error of this call, the caller falls back
+// to staging copies.
+RustError::by_value cuzk_host_register(int dev, const void* p, size_t bytes, int* code)
+{
+    CUZK_TRY
+        *code = -1;
+        (void)select_gpu(dev);
+        cudaError_t e = cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterPortable);
+        if (e != cudaSuccess)
+            (void)cudaGetLastError();
+        *code = (int)e;
+    CUZK_CATCH
+}
+
+// Undoes cuzk_host_register (before the memory is freed).
+void cuzk_host_unregister(int dev, const void* p)
+{
+    try {
+        (void)select_gpu(dev);
+        if (cudaHostUnregister(const_cast<void*>(p)) != cudaSuccess)
+            (void)cudaGetLastError();
+    } catch (...) {}
 }
 
 } // extern "C"

@@ -1,6 +1,6 @@
 //! Stand-in for the CUDA backend when the crate is built without the `cuda` feature: the same
 //! API, every operation failing with [`ProveError::Unavailable`].
-use crate::{DeviceInfo, PhaseTimings};
+use crate::{CudaOptions, DeviceInfo, PhaseTimings, VramStatus};
 use cuzk_groth16::{Pending, Proof, ProveError, ProverBackend, Scalar, Srs, Synthesized};
 
 fn unavailable() -> ProveError {
@@ -16,6 +16,40 @@ pub struct CudaProver {
 impl CudaProver {
     /// Always fails: this build has no CUDA backend.
     pub fn new(_ordinal: usize) -> Result<CudaProver, ProveError> {
+        Err(unavailable())
+    }
+
+    /// Always fails: this build has no CUDA backend.
+    pub fn with_options(_ordinal: usize, _options: CudaOptions) -> Result<CudaProver, ProveError> {
+        Err(unavailable())
+    }
+
+    /// The device's options.
+    pub fn options(&self) -> CudaOptions {
+        CudaOptions::default()
+    }
+
+    /// The device's VRAM accounting.
+    pub fn vram_status(&self) -> VramStatus {
+        VramStatus::default()
+    }
+
+    /// Always fails: this build has no CUDA backend.
+    pub fn device_info(&self) -> Result<DeviceInfo, ProveError> {
+        Err(unavailable())
+    }
+
+    /// Frees idle worker contexts and SRS copies nobody uses.
+    pub fn trim(&self) {}
+
+    /// `start` returning the circuit's buffers for reuse.
+    pub fn start_reusing_timed(
+        &self,
+        _srs: &Srs,
+        _circuit: Synthesized,
+        _r: Scalar,
+        _s: Scalar,
+    ) -> Result<(Pending, PhaseTimings, Synthesized), ProveError> {
         Err(unavailable())
     }
 

@@ -20,6 +20,7 @@ pub(crate) struct WorkerHandle {
 /// One split MSM (see `plan::QueryPlan`).
 #[repr(C)]
 pub(crate) struct CQuery {
+    pub nbases: usize,
     pub ones_bits: *const u64,
     pub ones_words: usize,
     pub idx: *const u32,
@@ -39,6 +40,25 @@ pub(crate) struct CInput {
     pub l: CQuery,
     pub a_q: CQuery,
     pub b_q: CQuery,
+    /// Bases per streamed SRS chunk (a multiple of 1024); 0 when the SRS is resident.
+    pub stream_chunk: usize,
+}
+
+/// An SRS in host memory for the streamed tier: each section's pointer and length, and a
+/// bitmask of the sections that are page-locked (bit 0 H, 1 L, 2 A, 3 B G1, 4 B G2).
+#[repr(C)]
+pub(crate) struct CHostSrs {
+    pub h: *const u8,
+    pub nh: usize,
+    pub l: *const u8,
+    pub nl: usize,
+    pub a: *const u8,
+    pub na: usize,
+    pub b_g1: *const u8,
+    pub nb1: usize,
+    pub b_g2: *const u8,
+    pub nb2: usize,
+    pub pinned: u32,
 }
 
 /// A Jacobian G1 point, blst layout (Montgomery limbs).
@@ -107,11 +127,20 @@ extern "C" {
     pub(crate) fn cuzk_worker_create(dev: c_int, out: *mut *mut WorkerHandle) -> sppark::Error;
     pub(crate) fn cuzk_worker_destroy(w: *mut WorkerHandle);
     pub(crate) fn cuzk_worker_upload(w: *mut WorkerHandle, input: *const CInput) -> sppark::Error;
+    /// Exactly one of `srs` (resident) and `host` (streamed) is non-null.
     pub(crate) fn cuzk_worker_compute(
         w: *mut WorkerHandle,
         srs: *const SrsHandle,
+        host: *const CHostSrs,
         out: *mut COutput,
     ) -> sppark::Error;
+    pub(crate) fn cuzk_host_register(
+        dev: c_int,
+        p: *const u8,
+        bytes: usize,
+        code: *mut c_int,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_host_unregister(dev: c_int, p: *const u8);
 }
 
 /// Turns sppark's error into a `Result`, keeping the `expr@file:line` message.

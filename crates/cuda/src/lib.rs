@@ -5,7 +5,9 @@
 //!   stream (outside the device interlock), then — holding the interlock — computes H with
 //!   NTTs and every MSM (H, L, A, B in G1 and B in G2) against a device-resident SRS.
 //!   Safe to share between threads: two workers per device overlap one's upload with the
-//!   other's kernels.
+//!   other's kernels. VRAM is a per-device budget with reservations (SRS copies, worker
+//!   contexts); an SRS that does not fit is streamed from page-locked host memory per proof
+//!   (see [`CudaOptions`]).
 //! - [`devices`]: the visible CUDA devices (empty without the feature or without a GPU).
 //! - [`plan`]: the host-side split of each MSM into "scalar is 1" (batch addition), "scalar is
 //!   0" (skipped) and the rest (Pippenger), plain Rust, tested without a GPU.
@@ -26,6 +28,66 @@ mod gpu;
 #[cfg(feature = "cuda")]
 pub use gpu::{devices, CudaProver};
 
+/// Bases per streamed SRS chunk unless configured ([`CudaOptions::stream_chunk_bases`]).
+pub const DEFAULT_STREAM_CHUNK_BASES: usize = 1 << 21;
+
+/// Per-device settings of the CUDA backend.
+///
+/// They belong to the device, not to one [`CudaProver`]: every prover of a device shares its
+/// state (interlock, budget, resident SRS copies, worker contexts). [`CudaProver::with_options`]
+/// replaces the device's options for every prover of it; [`CudaProver::new`] leaves them as
+/// they are (the defaults on a device's first use). A smaller budget applies to reservations
+/// taken afterwards: copies and contexts already reserved stay until they are idle and
+/// something else needs the room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CudaOptions {
+    /// VRAM bytes this backend may reserve on the device; `None`: the free VRAM when the
+    /// device is first opened, less a 1 GiB margin. Not checked against the hardware: a budget
+    /// above what is free fails allocations with a typed device error.
+    pub vram_budget: Option<u64>,
+    /// Bases per chunk when the SRS streams from host memory; rounded up to a multiple of
+    /// 1024 (the batch-addition block). Two chunk buffers of G2 bases (192 bytes each) are
+    /// reserved per worker context.
+    pub stream_chunk_bases: usize,
+    /// Stream the SRS even when it would fit in VRAM (tests, benchmarks).
+    pub force_streaming: bool,
+    /// Page-lock a streamed SRS's host vectors in place (once per SRS, undone when it is
+    /// dropped) so chunks DMA straight from them; `false`: copy the chunks through the worker's
+    /// pinned staging buffers instead (no SRS memory pinned; slower). Registration that the
+    /// driver refuses falls back to staging copies as well.
+    pub page_lock_host: bool,
+}
+
+impl Default for CudaOptions {
+    fn default() -> Self {
+        CudaOptions {
+            vram_budget: None,
+            stream_chunk_bases: DEFAULT_STREAM_CHUNK_BASES,
+            force_streaming: false,
+            page_lock_host: true,
+        }
+    }
+}
+
+/// VRAM accounting of one device (see [`CudaProver::vram_status`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VramStatus {
+    /// Bytes the backend may reserve.
+    pub budget: u64,
+    /// Bytes reserved now (resident SRS copies plus worker contexts).
+    pub reserved: u64,
+    /// Of which resident SRS copies.
+    pub reserved_srs: u64,
+    /// SRS copies resident in VRAM.
+    pub resident_srs: usize,
+    /// Worker contexts kept for reuse.
+    pub idle_workers: usize,
+    /// Worker contexts in a `start` now.
+    pub busy_workers: usize,
+    /// Times a `start` waited for another to release VRAM.
+    pub waits: u64,
+}
+
 #[cfg(not(feature = "cuda"))]
 mod disabled;
 #[cfg(not(feature = "cuda"))]
@@ -45,6 +107,10 @@ pub struct DeviceInfo {
     pub vram_total: u64,
     /// Free device memory in bytes at the time of the query.
     pub vram_free: u64,
+    /// This backend's VRAM budget on the device (0 when the device has not been opened).
+    pub vram_budget: u64,
+    /// VRAM bytes this backend has reserved on the device.
+    pub vram_reserved: u64,
 }
 
 /// Wall-clock milliseconds of each phase of one [`CudaProver`] `start`.
@@ -58,8 +124,15 @@ pub struct PhaseTimings {
     pub free_ms: f64,
     /// Waiting for the device interlock.
     pub wait_lock_ms: f64,
-    /// Making the SRS resident (first use of an SRS on this device only).
+    /// Reserving VRAM for the worker context (waiting for another `start` to release some).
+    pub wait_vram_ms: f64,
+    /// Making the SRS resident (first use of an SRS on this device only), or page-locking
+    /// its host memory for streaming (first streamed use of an SRS only).
     pub srs_upload_ms: f64,
+    /// Whether the SRS was streamed from host memory (it did not fit the VRAM budget, or
+    /// streaming was forced) rather than resident in VRAM; the MSM phases then include the
+    /// chunk uploads they did not hide.
+    pub streamed: bool,
     /// Inverse NTTs, coset NTTs, (a·b − c)/Z, inverse coset NTT.
     pub ntt_h_ms: f64,
     /// Dense MSM over the H bases.

@@ -1,9 +1,14 @@
 //! The CUDA backend against the CPU backend: same circuit, same r and s → same proof bytes,
-//! and the proofs verify; two workers sharing one device; errors instead of panics.
+//! and the proofs verify, with the SRS resident in VRAM or streamed from host memory; two
+//! workers sharing one device (also under a VRAM budget that fits only one of them);
+//! `start_reusing`; errors instead of panics.
 //! Needs a CUDA device (skips with a message where there is none).
+//!
+//! The tests share device 0's state (options, budget, idle contexts), so they run one at a
+//! time (`serial`), each setting the options it needs.
 #![cfg(feature = "cuda")]
 
-use cuzk_cuda::CudaProver;
+use cuzk_cuda::{CudaOptions, CudaProver};
 use cuzk_groth16::setup::generate_params;
 use cuzk_groth16::synthetic::SyntheticSpec;
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
@@ -13,14 +18,38 @@ use cuzk_groth16::{
 use ff::Field;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-fn gpu() -> Option<CudaProver> {
+/// One test at a time: they share device 0's options and memory state.
+fn serial() -> MutexGuard<'static, ()> {
+    static M: Mutex<()> = Mutex::new(());
+    M.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn has_device() -> bool {
     if cuzk_cuda::devices().is_empty() {
         eprintln!("no CUDA device: skipping");
-        return None;
+        return false;
     }
-    Some(CudaProver::new(0).expect("device 0"))
+    true
+}
+
+/// Device 0 with `options`; idle contexts and SRS copies of earlier tests freed.
+fn gpu_with(options: CudaOptions) -> CudaProver {
+    let g = CudaProver::with_options(0, options).expect("device 0");
+    g.trim();
+    g
+}
+
+fn gpu() -> Option<CudaProver> {
+    has_device().then(|| gpu_with(CudaOptions::default()))
+}
+
+fn log_sizes(default: &[u32]) -> Vec<u32> {
+    std::env::var("CUZK_TEST_LOG_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
 }
 
 /// A spec whose domain is exactly 2^log_n.
@@ -41,7 +70,9 @@ fn synth(spec: &SyntheticSpec) -> Synthesized {
     Recorder::synthesize(spec.circuit(), RecorderMode::Full).expect("synthesis")
 }
 
-fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, seed: u64) {
+/// Proves `spec` on the GPU and the CPU with the same r, s; asserts equal bytes and that the
+/// proof verifies. Returns whether the GPU streamed the SRS.
+fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, seed: u64) -> bool {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
     let c = synth(spec);
@@ -49,7 +80,8 @@ fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, see
     let cpu = CpuProver::new()
         .prove(srs, c.clone(), r, s)
         .expect("cpu proof");
-    let g = gpu.prove(srs, c, r, s).expect("gpu proof");
+    let (pending, t) = gpu.start_timed(srs, c, r, s).expect("gpu start");
+    let g = gpu.finish(srs, pending).expect("gpu finish");
     assert_eq!(
         g.to_bytes(),
         cpu.to_bytes(),
@@ -60,15 +92,14 @@ fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, see
         verify_proof(&pvk, &g, &public).expect("verify"),
         "GPU proof does not verify: {spec:?}"
     );
+    t.streamed
 }
 
 #[test]
 fn gpu_proof_bytes_equal_cpu_and_verify() {
+    let _s = serial();
     let Some(gpu) = gpu() else { return };
-    let sizes: Vec<u32> = std::env::var("CUZK_TEST_LOG_SIZES")
-        .ok()
-        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|| vec![10, 14, 18, 20]);
+    let sizes = log_sizes(&[10, 14, 18, 20]);
     // (A density, B density, fraction of 0/1 aux)
     let shapes = [
         (1.0, 0.25, 0.92),
@@ -85,7 +116,8 @@ fn gpu_proof_bytes_equal_cpu_and_verify() {
             let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
             eprintln!("2^{log_n} {sp:?}: setup {:.1} s", t.elapsed().as_secs_f64());
             let t = std::time::Instant::now();
-            check_equal_and_verify(&srs, &sp, &gpu, 7 + j as u64);
+            let streamed = check_equal_and_verify(&srs, &sp, &gpu, 7 + j as u64);
+            assert!(!streamed, "the default budget should hold a 2^{log_n} SRS");
             eprintln!(
                 "2^{log_n}: cpu+gpu+verify {:.1} s",
                 t.elapsed().as_secs_f64()
@@ -97,6 +129,7 @@ fn gpu_proof_bytes_equal_cpu_and_verify() {
 
 #[test]
 fn two_workers_twenty_partitions_equal_cpu() {
+    let _s = serial();
     let Some(gpu) = gpu() else { return };
     let gpu = Arc::new(gpu);
     let mut rng = ChaCha8Rng::seed_from_u64(2);
@@ -145,6 +178,7 @@ fn two_workers_twenty_partitions_equal_cpu() {
 
 #[test]
 fn shape_mismatch_is_an_error_not_a_panic() {
+    let _s = serial();
     let Some(gpu) = gpu() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let sp = spec(10, 1.0, 0.25, 0.92, 5);
@@ -158,4 +192,201 @@ fn shape_mismatch_is_an_error_not_a_panic() {
     c.b.clear();
     c.c.clear();
     assert!(gpu.start(&srs, c, Scalar::ONE, Scalar::ONE).is_err());
+}
+
+/// Bases per streamed chunk at each size: several chunks, the last one partial, and query
+/// lengths that are not multiples of the chunk (a single partial chunk at 2^10).
+fn chunk_for(log_n: u32) -> usize {
+    match log_n {
+        0..=10 => 1024,
+        11..=14 => 3 * 1024,
+        15..=18 => 40 * 1024,
+        _ => 320 * 1024,
+    }
+}
+
+#[test]
+fn streamed_srs_bytes_equal_cpu_and_verify() {
+    let _s = serial();
+    if !has_device() {
+        return;
+    }
+    let shapes = [
+        (1.0, 0.25, 0.92),
+        (0.5, 1.0, 0.0),
+        (1.0, 0.0, 1.0),
+        (0.0, 0.5, 0.5),
+    ];
+    for (k, &log_n) in log_sizes(&[10, 14, 18]).iter().enumerate() {
+        let chunk = chunk_for(log_n);
+        let mut rng = ChaCha8Rng::seed_from_u64(90 + log_n as u64);
+        let shape_list: &[(f64, f64, f64)] = if log_n >= 18 { &shapes[..2] } else { &shapes };
+        for (j, &(a, b, bools)) in shape_list.iter().enumerate() {
+            let sp = spec(log_n, a, b, bools, 500 + 100 * k as u64 + j as u64);
+            let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
+            let forced = CudaOptions {
+                stream_chunk_bases: chunk,
+                force_streaming: true,
+                ..CudaOptions::default()
+            };
+            // 1. streaming forced: measure what one streaming worker context reserves
+            let gpu = gpu_with(forced);
+            assert!(
+                check_equal_and_verify(&srs, &sp, &gpu, 11 + j as u64),
+                "2^{log_n}: streaming was forced"
+            );
+            let st = gpu.vram_status();
+            assert_eq!(st.resident_srs, 0, "a streamed SRS must not be resident");
+            assert!(
+                srs.backend_cache.get().is_some(),
+                "the SRS's host memory registration lives in its backend cache"
+            );
+            let worker = st.reserved;
+            // 2. a budget that holds that context but not the SRS beside one: the SRS must
+            // stream because it does not fit (where the SRS outweighs the chunk buffers)
+            let gpu = CudaProver::with_options(
+                0,
+                CudaOptions {
+                    vram_budget: Some(worker),
+                    force_streaming: false,
+                    ..forced
+                },
+            )
+            .expect("device 0");
+            let streamed = check_equal_and_verify(&srs, &sp, &gpu, 21 + j as u64);
+            let chunk_buffers = 2 * 192 * chunk as u64;
+            if srs.size_bytes() > chunk_buffers + (64 << 10) {
+                assert!(streamed, "2^{log_n}: the SRS does not fit the budget");
+            }
+            let st = gpu.vram_status();
+            assert!(st.reserved <= st.budget, "{st:?}");
+            if j == 0 {
+                // 3. chunks copied through pinned staging buffers instead of page-locked SRS
+                let gpu = gpu_with(CudaOptions {
+                    page_lock_host: false,
+                    ..forced
+                });
+                assert!(check_equal_and_verify(&srs, &sp, &gpu, 31));
+            }
+            eprintln!("2^{log_n} {sp:?}: streamed in chunks of {chunk}: ok ({st:?})");
+        }
+    }
+    gpu_with(CudaOptions::default());
+}
+
+#[test]
+fn two_workers_wait_for_vram_within_a_budget() {
+    let _s = serial();
+    let Some(gpu) = gpu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let sp = spec(14, 1.0, 0.25, 0.92, 31);
+    let srs = Arc::new(generate_params(sp.circuit(), &mut rng).expect("setup"));
+    // one proof alone: the SRS copy plus one worker context
+    assert!(!check_equal_and_verify(&srs, &sp, &gpu, 1));
+    let st = gpu.vram_status();
+    assert_eq!((st.resident_srs, st.idle_workers), (1, 1), "{st:?}");
+    let one_worker = st.reserved - st.reserved_srs;
+    // room for the SRS and one and a half contexts: the second worker must wait
+    let budget = st.reserved + one_worker / 2;
+    let gpu = CudaProver::with_options(
+        0,
+        CudaOptions {
+            vram_budget: Some(budget),
+            ..CudaOptions::default()
+        },
+    )
+    .expect("device 0");
+    let waits0 = gpu.vram_status().waits;
+    let rounds = 4;
+    let barrier = std::sync::Barrier::new(2);
+    let proofs = Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for t in 0..2u64 {
+            let (gpu, srs, barrier, proofs) = (&gpu, &srs, &barrier, &proofs);
+            sc.spawn(move || {
+                for i in 0..rounds {
+                    let mut rng = ChaCha8Rng::seed_from_u64(1000 + 10 * t + i);
+                    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+                    let c = synth(&sp);
+                    barrier.wait();
+                    let (pending, ph) = gpu.start_timed(srs, c, r, s).expect("gpu start");
+                    assert!(!ph.streamed, "the SRS stays resident");
+                    let p = gpu.finish(srs, pending).expect("gpu finish");
+                    let st = gpu.vram_status();
+                    assert!(st.reserved <= st.budget, "{st:?}");
+                    proofs.lock().unwrap().push((r, s, p));
+                }
+            });
+        }
+    });
+    let st = gpu.vram_status();
+    eprintln!("budget {budget}: {st:?}");
+    assert!(
+        st.idle_workers <= 1,
+        "a second context does not fit: {st:?}"
+    );
+    assert!(st.waits > waits0, "a worker should have waited: {st:?}");
+    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let c = synth(&sp);
+    let public: Vec<Scalar> = c.inputs[1..].to_vec();
+    for (r, s, p) in proofs.into_inner().unwrap() {
+        let cpu = CpuProver::new().prove(&srs, c.clone(), r, s).expect("cpu");
+        assert_eq!(p.to_bytes(), cpu.to_bytes());
+        assert!(verify_proof(&pvk, &p, &public).unwrap());
+    }
+    gpu_with(CudaOptions::default());
+}
+
+#[test]
+fn start_reusing_hands_back_the_buffers() {
+    let _s = serial();
+    let Some(gpu) = gpu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(41);
+    let sp = spec(14, 1.0, 0.25, 0.92, 41);
+    let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let c = synth(&sp);
+    let shape = |c: &Synthesized| {
+        [&c.inputs, &c.aux, &c.a, &c.b, &c.c].map(|v| (v.as_ptr() as usize, v.len(), v.capacity()))
+    };
+    let before = shape(&c);
+    let (pending, kept) = gpu.start_reusing(&srs, c, r, s).expect("start_reusing");
+    let kept = kept.expect("the CUDA backend hands the circuit back");
+    assert_eq!(
+        shape(&kept),
+        before,
+        "same allocations, lengths and capacities"
+    );
+    assert_eq!(kept.a_aux_density.len, kept.aux.len());
+    let reused = gpu.finish(&srs, pending).expect("finish");
+    let plain = gpu.prove(&srs, synth(&sp), r, s).expect("prove");
+    assert_eq!(reused.to_bytes(), plain.to_bytes());
+    let cpu = CpuProver::new().prove(&srs, kept, r, s).expect("cpu");
+    assert_eq!(
+        plain.to_bytes(),
+        cpu.to_bytes(),
+        "the kept circuit is intact"
+    );
+}
+
+#[test]
+fn a_budget_too_small_is_a_typed_error() {
+    let _s = serial();
+    if !has_device() {
+        return;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(51);
+    let sp = spec(10, 1.0, 0.25, 0.92, 51);
+    let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
+    let gpu = gpu_with(CudaOptions {
+        vram_budget: Some(4096),
+        ..CudaOptions::default()
+    });
+    let err = gpu
+        .start(&srs, synth(&sp), Scalar::ONE, Scalar::ONE)
+        .unwrap_err();
+    assert!(matches!(err, ProveError::Unavailable(_)), "{err}");
+    // and the device still proves once the budget is back
+    let gpu = gpu_with(CudaOptions::default());
+    assert!(!check_equal_and_verify(&srs, &sp, &gpu, 5));
 }

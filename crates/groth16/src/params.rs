@@ -67,6 +67,11 @@ pub struct VerifyingKey {
 /// Groth16 proving parameters for one circuit shape.
 #[derive(Debug)]
 pub struct Srs {
+    /// State a prover backend attaches to these parameters, at most once (e.g. the CUDA
+    /// backend's page-locked registration of the vectors below). Declared before the vectors
+    /// on purpose: fields drop in declaration order, so whatever is cached here (and refers
+    /// to the vectors' memory) is dropped while the vectors are still alive.
+    pub backend_cache: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// The verifying key.
     pub vk: VerifyingKey,
     /// τ^i·Z(τ)/δ for i in 0..domain-1.
@@ -97,6 +102,7 @@ impl Srs {
     ) -> Srs {
         let id = NEXT_SRS_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Srs {
+            backend_cache: std::sync::OnceLock::new(),
             vk,
             h,
             l,

@@ -7,10 +7,21 @@
 //! cuzk-gpu-bench devices
 //! cuzk-gpu-bench bench --log-n 20,22,24,26 [--runs 3] [--pipeline 6] [--devices 0,1] [--workers 2,3]
 //!                      [--supraseal-times 24:3.1,26:9.8]   # medians from supraseal-bench
+//!                      [--tiers resident,streamed] [--stream] [--vram-budget GIB] [--chunk BASES]
+//!                      [--no-page-lock]
+//! ```
+//!
+//! SRS tiers: `resident` keeps the bases in VRAM; `streamed` (or `--stream`, short for
+//! `--tiers streamed`) streams them from page-locked host memory per proof. Both tiers run on
+//! the same parameters and partitions, one after the other. `--vram-budget` sets the device
+//! budget (GiB; an SRS that does not fit streams), `--chunk` the bases per streamed chunk,
+//! `--no-page-lock` streams through pinned staging copies instead of page-locking the SRS.
+//!
+//! ```text
 //! cuzk-gpu-bench gen-params --log-n 24 --out FILE   # TIMING-ONLY parameters
 //! ```
 use cuzk_cuda::timing::{self, PartitionShape, NOT_VERIFYING};
-use cuzk_cuda::{CudaProver, PhaseTimings};
+use cuzk_cuda::{CudaOptions, CudaProver, PhaseTimings};
 use cuzk_groth16::{ProverBackend, Scalar, Srs, Synthesized};
 
 /// What one pipelined run returns: wall seconds, interlock-held ms per device, proof bytes,
@@ -90,7 +101,8 @@ fn rs(i: u64) -> (Scalar, Scalar) {
 
 fn fmt_phases(t: &PhaseTimings) -> String {
     format!(
-        "plan {:.0} | upload {:.0} | free {:.0} | ntt_h {:.0} | msm_h {:.0} | msm_l {:.0} | msm_a {:.0} | msm_b_g1 {:.0} | msm_b_g2 {:.0} | exclusive {:.0} | total {:.0} ms",
+        "{} | plan {:.0} | upload {:.0} | free {:.0} | ntt_h {:.0} | msm_h {:.0} | msm_l {:.0} | msm_a {:.0} | msm_b_g1 {:.0} | msm_b_g2 {:.0} | exclusive {:.0} | total {:.0} ms",
+        if t.streamed { "streamed" } else { "resident" },
         t.plan_ms, t.upload_ms, t.free_ms, t.ntt_h_ms, t.msm_h_ms, t.msm_l_ms, t.msm_a_ms, t.msm_b_g1_ms, t.msm_b_g2_ms, t.exclusive_ms, t.total_ms
     )
 }
@@ -202,12 +214,28 @@ fn bench(args: &[String]) -> Result<(), String> {
             d.vram_free >> 20
         );
     }
-    let provers: Vec<CudaProver> = devs
-        .iter()
-        .map(|&d| CudaProver::new(d))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let p0 = &provers[0];
+    let tiers: Vec<bool> = if args.iter().any(|a| a == "--stream") {
+        vec![true]
+    } else {
+        opt(args, "--tiers")
+            .unwrap_or("resident")
+            .split(',')
+            .map(|t| match t.trim() {
+                "resident" => Ok(false),
+                "streamed" => Ok(true),
+                x => Err(format!("--tiers: {x}: want resident or streamed")),
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let vram_budget = opt(args, "--vram-budget")
+        .map(|g| g.parse::<f64>().map(|g| (g * (1u64 << 30) as f64) as u64))
+        .transpose()
+        .map_err(|e| format!("--vram-budget: {e}"))?;
+    let chunk = opt(args, "--chunk")
+        .map(|c| c.parse::<usize>())
+        .transpose()
+        .map_err(|e| format!("--chunk: {e}"))?
+        .unwrap_or(cuzk_cuda::DEFAULT_STREAM_CHUNK_BASES);
     let mut table = Vec::new();
     for &log_n in &sizes {
         let log_n = log_n as u32;
@@ -228,113 +256,138 @@ fn bench(args: &[String]) -> Result<(), String> {
             t.elapsed().as_secs_f64()
         );
 
-        // One partition alone: warm-up (SRS upload) then `runs` timed proofs.
-        let mut single = Vec::new();
-        let mut phases = Vec::new();
-        let mut ours_bytes = Vec::new();
-        for i in 0..=runs {
-            let part = base[i % 2].clone();
-            let (r, s) = rs(i as u64 % 2);
-            let t = Instant::now();
-            let (pending, ph) = p0
-                .start_timed(&srs, part, r, s)
+        for &streamed in &tiers {
+            let tier = if streamed { "streamed" } else { "resident" };
+            let provers: Vec<CudaProver> = devs
+                .iter()
+                .map(|&d| {
+                    CudaProver::with_options(
+                        d,
+                        CudaOptions {
+                            vram_budget,
+                            stream_chunk_bases: chunk,
+                            force_streaming: streamed,
+                            page_lock_host: !args.iter().any(|a| a == "--no-page-lock"),
+                        },
+                    )
+                })
+                .collect::<Result<_, _>>()
                 .map_err(|e| e.to_string())?;
-            let proof = p0.finish(&srs, pending).map_err(|e| e.to_string())?;
-            let dt = t.elapsed().as_secs_f64();
-            eprintln!(
-                "[2^{log_n}] ours single #{i}: {dt:.3} s  ({})",
-                fmt_phases(&ph)
-            );
-            if i > 0 {
-                single.push(dt);
-                phases.push(ph);
+            for p in &provers {
+                p.trim();
             }
-            if i < 2 {
-                ours_bytes.push(proof.to_bytes());
-            }
-        }
-        let single_med = median(&mut single.clone());
-        let ph_med = {
-            let mut idx: Vec<usize> = (0..single.len()).collect();
-            idx.sort_by(|a, b| single[*a].total_cmp(&single[*b]));
-            phases[idx[idx.len() / 2]]
-        };
-
-        // Steady state: each device's 2 workers fed back to back. Warm-up first: SRS upload
-        // on every device and both worker contexts per device.
-        let warm: Vec<Synthesized> = (0..2 * provers.len())
-            .map(|i| base[i % 2].clone())
-            .collect();
-        pipeline(
-            &provers,
-            workers.iter().copied().max().unwrap_or(2),
-            &srs,
-            warm,
-        )?;
-        let mut pipe_res = Vec::new();
-        for (wi, &nw) in workers.iter().enumerate() {
-            for ndev in [1usize, provers.len()] {
-                if ndev > 1 && pipe_res.len() == 1 && provers.len() == 1 {
-                    break;
+            let p0 = &provers[0];
+            // One partition alone: warm-up (SRS upload) then `runs` timed proofs.
+            let mut single = Vec::new();
+            let mut phases = Vec::new();
+            let mut ours_bytes = Vec::new();
+            for i in 0..=runs {
+                let part = base[i % 2].clone();
+                let (r, s) = rs(i as u64 % 2);
+                let t = Instant::now();
+                let (pending, ph) = p0
+                    .start_timed(&srs, part, r, s)
+                    .map_err(|e| e.to_string())?;
+                let proof = p0.finish(&srs, pending).map_err(|e| e.to_string())?;
+                let dt = t.elapsed().as_secs_f64();
+                eprintln!(
+                    "[2^{log_n}] ours single #{i}: {dt:.3} s  ({})",
+                    fmt_phases(&ph)
+                );
+                if i > 0 {
+                    single.push(dt);
+                    phases.push(ph);
                 }
-                let n = pipe_n * ndev;
-                let parts: Vec<Synthesized> = (0..n).map(|i| base[i % 2].clone()).collect();
-                let (wall, busy, bytes, ph) = pipeline(&provers[..ndev], nw, &srs, parts)?;
-                for (i, b) in bytes.iter().enumerate() {
-                    if i < 2 && *b != ours_bytes[i % 2] {
-                        return Err(format!(
-                            "2^{log_n}: pipelined proof {i} differs from the single run"
-                        ));
+                if i < 2 {
+                    ours_bytes.push(proof.to_bytes());
+                }
+            }
+            let single_med = median(&mut single.clone());
+            let ph_med = {
+                let mut idx: Vec<usize> = (0..single.len()).collect();
+                idx.sort_by(|a, b| single[*a].total_cmp(&single[*b]));
+                phases[idx[idx.len() / 2]]
+            };
+
+            // Steady state: each device's 2 workers fed back to back. Warm-up first: SRS upload
+            // on every device and both worker contexts per device.
+            let warm: Vec<Synthesized> = (0..2 * provers.len())
+                .map(|i| base[i % 2].clone())
+                .collect();
+            pipeline(
+                &provers,
+                workers.iter().copied().max().unwrap_or(2),
+                &srs,
+                warm,
+            )?;
+            let mut pipe_res = Vec::new();
+            for (wi, &nw) in workers.iter().enumerate() {
+                for ndev in [1usize, provers.len()] {
+                    if ndev > 1 && pipe_res.len() == 1 && provers.len() == 1 {
+                        break;
+                    }
+                    let n = pipe_n * ndev;
+                    let parts: Vec<Synthesized> = (0..n).map(|i| base[i % 2].clone()).collect();
+                    let (wall, busy, bytes, ph) = pipeline(&provers[..ndev], nw, &srs, parts)?;
+                    for (i, b) in bytes.iter().enumerate() {
+                        if i < 2 && *b != ours_bytes[i % 2] {
+                            return Err(format!(
+                                "2^{log_n}: pipelined proof {i} differs from the single run"
+                            ));
+                        }
+                    }
+                    let per = wall / n as f64;
+                    let fr: Vec<String> = busy
+                        .iter()
+                        .map(|b| format!("{:.0}%", 100.0 * b / 1e3 / wall))
+                        .collect();
+                    eprintln!(
+                    "[2^{log_n}] ours pipelined ({ndev} GPU x {nw} workers, {n} partitions): {wall:.2} s, {per:.3} s/partition, GPU busy {}; {}",
+                    fr.join(" "),
+                    median_phases(&ph)
+                );
+                    if wi == 0 {
+                        pipe_res.push((ndev, per, fr.join(" ")));
+                    }
+                    if provers.len() == 1 {
+                        break;
                     }
                 }
-                let per = wall / n as f64;
-                let fr: Vec<String> = busy
-                    .iter()
-                    .map(|b| format!("{:.0}%", 100.0 * b / 1e3 / wall))
-                    .collect();
-                eprintln!(
-                "[2^{log_n}] ours pipelined ({ndev} GPU x {nw} workers, {n} partitions): {wall:.2} s, {per:.3} s/partition, GPU busy {}; {}",
-                fr.join(" "),
-                median_phases(&ph)
-            );
-                if wi == 0 {
-                    pipe_res.push((ndev, per, fr.join(" ")));
-                }
-                if provers.len() == 1 {
-                    break;
-                }
             }
-        }
 
-        // supraseal-c2 runs in its own binary (its sppark kernels clash with ours at link
-        // time); its times are passed in with --supraseal-times.
-        let supra = supra_times
-            .iter()
-            .find(|(n, _)| *n == log_n)
-            .map(|(_, t)| *t);
-        for (i, b) in ours_bytes.iter().enumerate() {
-            println!("proof 2^{log_n} #{i}: {}", hex(b));
+            // supraseal-c2 runs in its own binary (its sppark kernels clash with ours at link
+            // time); its times are passed in with --supraseal-times.
+            let supra = supra_times
+                .iter()
+                .find(|(n, _)| *n == log_n)
+                .map(|(_, t)| *t);
+            for (i, b) in ours_bytes.iter().enumerate() {
+                println!("proof 2^{log_n} #{i}: {}", hex(b));
+            }
+            let ratio = supra.map(|s| single_med / s);
+            let pipe1 = pipe_res[0].1;
+            table.push(format!(
+                "| 2^{log_n} {tier} | {single_med:.3} | {pipe1:.3} ({}) | {} | {} | {} | {} |",
+                pipe_res[0].2,
+                supra.map(|s| format!("{s:.3}")).unwrap_or("-".into()),
+                ratio.map(|r| format!("{r:.2}")).unwrap_or("-".into()),
+                supra
+                    .map(|s| format!("{:.2}", pipe1 / s))
+                    .unwrap_or("-".into()),
+                pipe_res
+                    .get(1)
+                    .map(|(n, p, f)| format!(
+                        "{n} GPUs: {p:.3} s ({f}); throughput x{:.2}",
+                        pipe1 / p
+                    ))
+                    .unwrap_or("-".into()),
+            ));
+            table.push(format!(
+                "|   phases 2^{log_n} {tier} (median single run) | {} |",
+                fmt_phases(&ph_med)
+            ));
         }
         drop(srs);
-        let ratio = supra.map(|s| single_med / s);
-        let pipe1 = pipe_res[0].1;
-        table.push(format!(
-            "| 2^{log_n} | {single_med:.3} | {pipe1:.3} ({}) | {} | {} | {} | {} |",
-            pipe_res[0].2,
-            supra.map(|s| format!("{s:.3}")).unwrap_or("-".into()),
-            ratio.map(|r| format!("{r:.2}")).unwrap_or("-".into()),
-            supra
-                .map(|s| format!("{:.2}", pipe1 / s))
-                .unwrap_or("-".into()),
-            pipe_res
-                .get(1)
-                .map(|(n, p, f)| format!("{n} GPUs: {p:.3} s ({f}); throughput x{:.2}", pipe1 / p))
-                .unwrap_or("-".into()),
-        ));
-        table.push(format!(
-            "|   phases 2^{log_n} (median single run) | {} |",
-            fmt_phases(&ph_med)
-        ));
     }
     println!("| size | ours single (s) | ours 2 workers (s/partition, GPU busy) | supraseal-c2 (s) | single ratio | 2-worker ratio | multi-GPU |");
     println!("|---|---|---|---|---|---|---|");
