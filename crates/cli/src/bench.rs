@@ -28,6 +28,8 @@ pub enum BenchCommand {
     Cpu(CpuArgs),
     /// Synthetic jobs through an in-process engine: s/proof, prover-busy, peak RSS/reserved.
     Pipeline(crate::bench_pipeline::PipelineArgs),
+    /// Multi-GPU scaling of the engine on PoRep-shaped partitions (TIMING-ONLY parameters).
+    Gpus(crate::bench_gpus::GpusArgs),
     /// Client benchmarks against a running daemon (`single`, `batch`, `status`, ...).
     #[command(flatten)]
     Client(crate::client_bench::ClientBenchCmd),
@@ -52,6 +54,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.cmd {
         BenchCommand::Cpu(a) => run_cpu(a),
         BenchCommand::Pipeline(a) => crate::bench_pipeline::run(a),
+        BenchCommand::Gpus(a) => crate::bench_gpus::run(a),
         BenchCommand::Client(c) => crate::client_bench::run(c),
     }
 }

@@ -33,9 +33,7 @@ pub fn run(args: PipelineArgs) -> anyhow::Result<()> {
         None => Config::default_for_machine(),
     };
     if let Some(b) = &args.budget {
-        config.budget_bytes = parse_size(b).map_err(|e| anyhow::anyhow!("--budget {b}: {e}"))?;
-        // Keep the request carve-out proportional to the overridden budget.
-        config.request_buffer_bytes = config.request_buffer_bytes.min(config.budget_bytes / 32);
+        config.set_budget(parse_size(b).map_err(|e| anyhow::anyhow!("--budget {b}: {e}"))?);
     }
     config.validate().context("config")?;
     let rt = tokio::runtime::Runtime::new().context("starting tokio")?;

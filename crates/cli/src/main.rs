@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod bench_gpus;
 mod bench_pipeline;
 mod client_bench;
 mod daemon;

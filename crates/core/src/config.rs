@@ -405,6 +405,13 @@ impl Config {
         })
     }
 
+    /// Sets the budget and keeps the request carve-out within its default share (budget/32,
+    /// at most what it was), so a smaller budget does not leave a carve-out larger than itself.
+    pub fn set_budget(&mut self, budget_bytes: u64) {
+        self.budget_bytes = budget_bytes;
+        self.request_buffer_bytes = self.request_buffer_bytes.min(budget_bytes / 32);
+    }
+
     /// Checks the fields are usable.
     pub fn validate(&self) -> Result<(), EngineError> {
         let bad = |m: &str| Err(EngineError::Config(m.to_string()));
@@ -460,6 +467,10 @@ mod tests {
         assert_eq!(c.budget_bytes, 3 * GIB);
         assert_eq!(c.request_buffer_bytes, 3 * GIB / 32);
         assert_eq!(c.prover_workers_per_device, 3);
+        let mut small = c.clone();
+        small.set_budget(64 << 20);
+        assert_eq!(small.request_buffer_bytes, 2 << 20);
+        assert!(small.validate().is_ok());
         assert_eq!(c.channel_capacity, 3);
         assert_eq!(c.result_retention, Duration::from_secs(300));
         assert!(c.self_verify);

@@ -1,0 +1,52 @@
+//! The compiled synthesis path (witness-only recording + evaluation against the circuit's
+//! compiled matrices, which the engine uses for PoRep) stays within 1.3× of the bytes that the
+//! a/b/c vectors and the assignments need, like the recorder (`tests/rss.rs`). The matrices
+//! belong to the circuit id, not to the partition (the engine holds them with the SRS), so they
+//! are compiled before the measurement starts. Its own test binary, so no other test's
+//! allocations share the process.
+mod common;
+
+use cuzk_filecoin::compiled::CompiledCircuit;
+use cuzk_filecoin::plan;
+use cuzk_groth16::RecorderMode;
+
+fn status_kib(key: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{key} missing from /proc/self/status"))
+}
+
+#[test]
+fn porep_2k_compiled_synthesis_peak_rss_is_within_1_3x_of_its_vectors() {
+    common::dir();
+    let req = common::request("porep");
+    let job = plan(&req).unwrap().take_jobs().remove(0);
+    let compiled = CompiledCircuit::compile(job.circuit_id).unwrap();
+    // Reset the high-water mark to the current RSS (Linux ≥ 4.0).
+    std::fs::write("/proc/self/clear_refs", "5").expect("resetting VmHWM");
+    let base = status_kib("VmRSS:");
+    let s = compiled
+        .evaluate(job.run(RecorderMode::WitnessOnly).unwrap())
+        .unwrap();
+    let peak = status_kib("VmHWM:");
+    let needed = 32 * (s.a.len() + s.b.len() + s.c.len() + s.inputs.len() + s.aux.len()) as u64;
+    let grown = (peak.saturating_sub(base)) * 1024;
+    let ratio = grown as f64 / needed as f64;
+    eprintln!(
+        "peak RSS growth {} MiB, a/b/c + assignments {} MiB, ratio {:.3} ({} constraints; compiled matrices {} MiB held before)",
+        grown >> 20,
+        needed >> 20,
+        ratio,
+        s.num_constraints,
+        compiled.heap_bytes() >> 20
+    );
+    assert!(s.num_constraints > 2_000_000);
+    assert!(s.is_satisfied());
+    assert!(
+        ratio <= 1.3,
+        "peak RSS growth {grown} B is {ratio:.2}× the {needed} B needed"
+    );
+}
