@@ -1,8 +1,11 @@
 //! `cuzk bench gpus`: multi-GPU scaling of the engine. A PoRep-shaped partition (aux ≈
 //! constraints, A density 100 %, B density 25 %, 92 % of aux values in {0, 1}) is synthesized
-//! once per size; every partition the engine then synthesizes is a copy of it (written into a
-//! finished partition's buffers when the engine hands some back), so the run measures the
-//! engine and the provers, not circuit code. The same partitions go through engines over the
+//! once per size, and the engine is fed pre-synthesized partitions of it, so the run measures
+//! the engine and the provers, not circuit code. A partition is materialized either as a copy
+//! of the template (`--feed copy`; written into a finished partition's buffers when the engine
+//! hands some back), or (`--feed handback`, the default) by handing a finished partition's
+//! buffers back unchanged when the prover returned them intact — checked against the template
+//! at 256 evenly spaced positions of every vector — and copying otherwise. The same partitions go through engines over the
 //! first 1, 2, … visible GPUs in one process; the table gives steady-state throughput per GPU
 //! count, the ratio to one GPU, and each GPU's busy fraction.
 //!
@@ -47,14 +50,37 @@ pub struct GpusArgs {
     /// Partitions per submitted job.
     #[arg(long, default_value_t = 4)]
     pub job_partitions: usize,
+    /// Partitions synthesized (copied) at once per GPU; with the channel and the workers this
+    /// bounds the partitions in flight.
+    #[arg(long, default_value_t = 2)]
+    pub synthesis_per_gpu: usize,
+    /// Measured proofs per GPU left out of the steady-state rate (the pipeline's ramp-up).
+    #[arg(long, default_value_t = 2)]
+    pub skip_per_gpu: usize,
+    /// How a partition is materialized: `handback` (reuse a finished partition's intact
+    /// buffers, copy otherwise) or `copy` (always copy the template).
+    #[arg(long, default_value = "handback")]
+    pub feed: Feed,
+}
+
+/// How the bench materializes a pre-synthesized partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Feed {
+    /// Hand an intact finished partition back; copy the template otherwise.
+    Handback,
+    /// Always copy the template.
+    Copy,
 }
 
 /// Plans jobs of copies of one pre-synthesized partition; the SRS is timing-only.
 struct TimingPlanner {
     shape: PartitionShape,
     template: Arc<Synthesized>,
-    /// Syntheses that wrote into a finished partition's buffers.
+    feed: Feed,
+    /// Syntheses that got a finished partition's buffers (copied into or handed back).
     reused: Arc<AtomicUsize>,
+    /// Syntheses that handed intact buffers back without copying.
+    intact: Arc<AtomicUsize>,
 }
 
 impl TimingPlanner {
@@ -73,6 +99,27 @@ fn copy_into(dst: Option<Vec<Scalar>>, src: &[Scalar]) -> Vec<Scalar> {
         }
         None => src.par_iter().copied().collect(),
     }
+}
+
+/// Whether `s` holds the template's values (same lengths; 256 evenly spaced positions of every
+/// vector compared).
+fn looks_intact(s: &Synthesized, t: &Synthesized) -> bool {
+    fn same(x: &[Scalar], y: &[Scalar]) -> bool {
+        x.len() == y.len()
+            && (0..256usize).all(|k| {
+                let i = k * x.len() / 256;
+                x.get(i) == y.get(i)
+            })
+    }
+    s.num_constraints == t.num_constraints
+        && same(&s.inputs, &t.inputs)
+        && same(&s.aux, &t.aux)
+        && same(&s.a, &t.a)
+        && same(&s.b, &t.b)
+        && same(&s.c, &t.c)
+        && s.a_aux_density == t.a_aux_density
+        && s.b_aux_density == t.b_aux_density
+        && s.b_input_density == t.b_input_density
 }
 
 fn copy_of(t: &Synthesized, reuse: Option<Synthesized>) -> Synthesized {
@@ -105,17 +152,27 @@ impl Planner for TimingPlanner {
         let shape = (t.num_constraints, t.inputs.len(), t.aux.len());
         let partitions = (0..n)
             .map(|index| {
-                let (t, reused) = (self.template.clone(), self.reused.clone());
+                let (t, reused, intact) = (
+                    self.template.clone(),
+                    self.reused.clone(),
+                    self.intact.clone(),
+                );
+                let feed = self.feed;
                 PartitionPlan {
                     circuit_id: self.circuit_id(),
                     index,
                     public_inputs: t.inputs[1..].to_vec(),
                     shape_hint: Some(shape),
                     synthesize: Box::new(move |ctx: SynthesisContext| {
-                        if ctx.reuse.is_some() {
-                            reused.fetch_add(1, Ordering::Relaxed);
+                        let Some(spent) = ctx.reuse else {
+                            return Ok(copy_of(&t, None));
+                        };
+                        reused.fetch_add(1, Ordering::Relaxed);
+                        if feed == Feed::Handback && looks_intact(&spent, &t) {
+                            intact.fetch_add(1, Ordering::Relaxed);
+                            return Ok(spent);
                         }
-                        Ok(copy_of(&t, ctx.reuse))
+                        Ok(copy_of(&t, Some(spent)))
                     }),
                 }
             })
@@ -151,6 +208,7 @@ struct RunFigures {
     steady: f64,
     busy: Vec<f64>,
     reused: usize,
+    intact: usize,
 }
 
 fn engine_config(args: &GpusArgs, gpus: usize, template_bytes: u64) -> Config {
@@ -162,6 +220,7 @@ fn engine_config(args: &GpusArgs, gpus: usize, template_bytes: u64) -> Config {
     c.prover_workers_per_device = args.workers;
     c.channel_capacity = args.workers * gpus;
     c.reuse_buffers = args.reuse_buffers;
+    c.synthesis_concurrency = (args.synthesis_per_gpu * gpus).max(1);
     c
 }
 
@@ -209,6 +268,7 @@ fn run_one(
         let engine = Engine::new(config, backends, planner.clone())?;
         run_jobs(&engine, args.warmup_per_gpu * gpus, args.job_partitions).await?;
         let reused0 = planner.reused.load(Ordering::Relaxed);
+        let intact0 = planner.intact.load(Ordering::Relaxed);
         let busy0: Vec<f64> = provers.iter().map(|p| p.busy_ms()).collect();
         let n = args.partitions_per_gpu * gpus;
         let t0 = Instant::now();
@@ -219,7 +279,8 @@ fn run_one(
             .zip(&busy0)
             .map(|(p, b0)| (p.busy_ms() - b0) / 1e3 / wall)
             .collect();
-        // Steady state: the rate between the first and the last measured proof leaving a GPU.
+        // Steady state: the rate at which measured proofs leave the GPUs, after the first
+        // `skip_per_gpu` per GPU (the ramp-up).
         let mut ends: Vec<Duration> = engine
             .timeline()
             .into_iter()
@@ -227,13 +288,15 @@ fn run_one(
             .filter_map(|r| r.prove_end)
             .collect();
         ends.sort();
-        let steady = match (ends.first(), ends.last()) {
-            (Some(a), Some(b)) if ends.len() > 1 => {
-                (*b - *a).as_secs_f64() / (ends.len() - 1) as f64
+        let skip = (args.skip_per_gpu * gpus).min(ends.len().saturating_sub(2));
+        let steady = match (ends.get(skip), ends.last()) {
+            (Some(a), Some(b)) if ends.len() > skip + 1 => {
+                (*b - *a).as_secs_f64() / (ends.len() - 1 - skip) as f64
             }
             _ => wall / n as f64,
         };
         let reused = planner.reused.load(Ordering::Relaxed) - reused0;
+        let intact = planner.intact.load(Ordering::Relaxed) - intact0;
         engine.shutdown(Duration::from_secs(60)).await;
         Ok(RunFigures {
             gpus,
@@ -242,6 +305,7 @@ fn run_one(
             steady,
             busy,
             reused,
+            intact,
         })
     })
 }
@@ -272,8 +336,12 @@ pub fn run(args: GpusArgs) -> anyhow::Result<()> {
         println!("device {}: {}", d.ordinal, d.name);
     }
     println!(
-        "{:>5} {:>4} {:>6} {:>8} {:>10} {:>12} {:>7} {:>8}  busy per GPU",
-        "size", "gpus", "parts", "wall_s", "wall_s/p", "steady_s/p", "ratio", "reused"
+        "feed: {:?}; reused = syntheses given a finished partition's buffers (intact = handed back without a copy)",
+        args.feed
+    );
+    println!(
+        "{:>5} {:>4} {:>6} {:>8} {:>10} {:>12} {:>7} {:>14}  busy per GPU",
+        "size", "gpus", "parts", "wall_s", "wall_s/p", "steady_s/p", "ratio", "reused/intact"
     );
     for &log_n in &args.log_n {
         anyhow::ensure!((10..=27).contains(&log_n), "--log-n {log_n}: 10..=27");
@@ -282,7 +350,9 @@ pub fn run(args: GpusArgs) -> anyhow::Result<()> {
         let planner = Arc::new(TimingPlanner {
             shape,
             template: Arc::new(timing::porep_like_partition(&shape, u64::from(log_n))),
+            feed: args.feed,
             reused: Arc::default(),
+            intact: Arc::default(),
         });
         eprintln!(
             "2^{log_n}: template partition ({:.1} GiB) in {:.1} s",
@@ -292,24 +362,22 @@ pub fn run(args: GpusArgs) -> anyhow::Result<()> {
         let mut base = None;
         for &g in &args.gpus {
             let f = run_one(&args, &planner, &provers[..g])?;
-            let per_gpu = f.steady * f.gpus as f64;
-            let one = *base.get_or_insert(per_gpu);
+            let first = *base.get_or_insert(f.steady);
             let busy: Vec<String> = f
                 .busy
                 .iter()
                 .map(|b| format!("{:.0}%", b * 100.0))
                 .collect();
             println!(
-                "{:>5} {:>4} {:>6} {:>8.2} {:>10.3} {:>12.3} {:>7.2} {:>5}/{:<3} {}",
+                "{:>5} {:>4} {:>6} {:>8.2} {:>10.3} {:>12.3} {:>7.2} {:>14} {}",
                 format!("2^{log_n}"),
                 f.gpus,
                 f.partitions,
                 f.wall,
                 f.wall / f.partitions as f64,
                 f.steady,
-                one / f.steady,
-                f.reused,
-                f.partitions,
+                first / f.steady,
+                format!("{}/{}/{}", f.reused, f.intact, f.partitions),
                 busy.join(" ")
             );
         }

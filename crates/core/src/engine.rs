@@ -81,6 +81,8 @@ pub struct DeviceStatus {
     pub busy: Duration,
     /// Partitions proved on it.
     pub partitions: u64,
+    /// The device's memory as (total, free) bytes, if the backend has a device.
+    pub memory: Option<(u64, u64)>,
 }
 
 /// The engine's state at a glance.
@@ -685,6 +687,7 @@ impl Engine {
                         current_kind: cur.map(|c| c.1),
                         busy: Duration::from_nanos(d.busy_ns.load(Ordering::Relaxed)),
                         partitions: d.partitions.load(Ordering::Relaxed),
+                        memory: d.backend.device_memory(),
                     }
                 })
                 .collect(),
@@ -1230,13 +1233,22 @@ async fn prover_worker(
                 continue;
             }
         };
-        // a/b/c are gone (or kept for the next synthesis, with the bytes that cover them):
-        // keep only what the pending proof holds.
-        // Not while someone waits for memory: the waiter gets the bytes instead.
-        if let Some(spent) = spent.filter(|_| !sh.budget.has_waiters()) {
-            let bytes = resident_bytes(&spent).min(reservation.bytes());
-            sh.buffers.put(&circuit_id, spent, reservation.split(bytes));
+        // a/b/c are gone, or handed back: kept for the next synthesis with the bytes that
+        // cover them, unless someone waits for memory (the waiter gets the bytes instead).
+        // Freeing gigabytes (unmapping) runs off the runtime's threads, and the bytes are
+        // returned to the budget only once the memory is gone.
+        if let Some(spent) = spent {
+            let part = reservation.split(resident_bytes(&spent).min(reservation.bytes()));
+            let freed = if sh.budget.has_waiters() {
+                Some((spent, part))
+            } else {
+                sh.buffers.put(&circuit_id, spent, part)
+            };
+            if let Some(set) = freed {
+                tokio::task::spawn_blocking(move || drop(set));
+            }
         }
+        // Keep only what the pending proof holds.
         let pend = pending_bytes(&pending);
         if reservation.bytes() < pend {
             reservation.grow_unchecked(pend - reservation.bytes());

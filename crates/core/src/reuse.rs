@@ -37,27 +37,30 @@ impl BufferPool {
         self.capacity > 0
     }
 
-    /// Keeps `buffers` (covered by `reservation`) for `circuit_id`; the oldest set is freed
-    /// when the pool is full.
-    pub(crate) fn put(&self, circuit_id: &str, buffers: Synthesized, reservation: Reservation) {
+    /// Keeps `buffers` (covered by `reservation`) for `circuit_id`. Returns the set that
+    /// does not fit (the oldest one when the pool is full; the given one when the pool is
+    /// off) for the caller to free where unmapping gigabytes does no harm; dropping the pair
+    /// frees the buffers before it returns their bytes.
+    pub(crate) fn put(
+        &self,
+        circuit_id: &str,
+        buffers: Synthesized,
+        reservation: Reservation,
+    ) -> Option<(Synthesized, Reservation)> {
         if self.capacity == 0 {
-            return;
+            return Some((buffers, reservation));
         }
-        let dropped = {
-            let mut kept = self.kept.lock();
-            kept.push_back(Kept {
-                circuit_id: circuit_id.to_string(),
-                buffers,
-                reservation,
-            });
-            if kept.len() > self.capacity {
-                kept.pop_front()
-            } else {
-                None
-            }
-        };
-        // Freed outside the lock: dropping a reservation serves budget waiters.
-        drop(dropped);
+        let mut kept = self.kept.lock();
+        kept.push_back(Kept {
+            circuit_id: circuit_id.to_string(),
+            buffers,
+            reservation,
+        });
+        if kept.len() > self.capacity {
+            kept.pop_front().map(|k| (k.buffers, k.reservation))
+        } else {
+            None
+        }
     }
 
     /// Takes the newest set kept for `circuit_id` (its pages are the likeliest to be warm).
@@ -117,10 +120,12 @@ mod tests {
         let budget = MemoryBudget::new(1000);
         let pool = BufferPool::new(2);
         let r = |b| budget.try_acquire(b, Category::WorkingSet).unwrap();
-        pool.put("x", bufs(1), r(100));
-        pool.put("y", bufs(2), r(200));
+        assert!(pool.put("x", bufs(1), r(100)).is_none());
+        assert!(pool.put("y", bufs(2), r(200)).is_none());
         assert_eq!(budget.reserved(), 300);
-        pool.put("x", bufs(3), r(300)); // evicts the oldest ("x", 100)
+        let (old, old_res) = pool.put("x", bufs(3), r(300)).expect("the oldest goes");
+        assert_eq!((old.aux.capacity(), old_res.bytes()), (1, 100));
+        drop((old, old_res));
         assert_eq!(budget.reserved(), 500);
         assert_eq!(pool.stats(), (2, 500));
         assert!(pool.take("z").is_none());
@@ -132,7 +137,7 @@ mod tests {
         assert_eq!(budget.reserved(), 0);
         assert_eq!(pool.stats(), (0, 0));
         let off = BufferPool::new(0);
-        off.put("x", bufs(1), r(10));
+        drop(off.put("x", bufs(1), r(10)).expect("nothing is kept"));
         assert_eq!(budget.reserved(), 0);
         assert!(!off.enabled());
     }

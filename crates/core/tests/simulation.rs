@@ -555,6 +555,7 @@ async fn kept_buffers_are_reused_reserved_and_given_up_under_pressure() {
     assert!(reused >= 12, "only {reused} of 24 syntheses reused buffers");
     let s = e.status();
     assert!(s.budget.peak <= s.budget.total, "{:?}", s.budget);
+    assert_eq!(s.devices[0].memory, Some((80 << 30, 79 << 30)));
     let (sets, kept) = s.kept_buffers;
     assert!((1..=4).contains(&sets) && kept > 0, "{:?}", s.kept_buffers);
     // Nothing in flight: the working-set category is exactly the kept buffers.

@@ -1127,6 +1127,10 @@ impl CudaProver {
 }
 
 impl ProverBackend for CudaProver {
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        self.device_info().ok().map(|i| (i.vram_total, i.vram_free))
+    }
+
     fn name(&self) -> String {
         format!("cuda:{}", self.dev.ordinal)
     }

@@ -71,6 +71,12 @@ pub trait ProverBackend: Send + Sync {
     /// Completes a proof: the B G2 MSM if deferred, then assembly.
     fn finish(&self, srs: &Srs, pending: Pending) -> Result<Proof, ProveError>;
 
+    /// The memory of the backend's device as (total, free) bytes, for status reports; `None`
+    /// for a backend without a device of its own (the CPU prover).
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        None
+    }
+
     /// `start`, handing the circuit's buffers back instead of freeing them, so the caller can
     /// reuse their allocations for the next partition (no page faults, no unmapping). The
     /// returned vectors keep their capacity; their contents are unspecified. Backends that

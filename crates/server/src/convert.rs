@@ -102,9 +102,9 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
             .map(|d| proto::GpuStatus {
                 ordinal: d.index,
                 name: d.name.clone(),
-                // Device memory is not reported by the engine yet; 0 = unknown.
-                vram_total_bytes: 0,
-                vram_free_bytes: 0,
+                // 0 = no device memory (the CPU prover).
+                vram_total_bytes: d.memory.map_or(0, |m| m.0),
+                vram_free_bytes: d.memory.map_or(0, |m| m.1),
                 current_job_id: d.current_job.clone().unwrap_or_default(),
                 current_proof_kind: d
                     .current_kind

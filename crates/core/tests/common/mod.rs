@@ -127,6 +127,10 @@ impl ProverBackend for FakeBackend {
         self.start_inner(srs, circuit, r, s)
     }
 
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        Some((80 << 30, 79 << 30))
+    }
+
     fn finish(&self, _srs: &Srs, _pending: Pending) -> Result<Proof, ProveError> {
         std::thread::sleep(self.finish);
         Ok(Proof {
