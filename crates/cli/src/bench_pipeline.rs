@@ -28,9 +28,19 @@ pub struct PipelineArgs {
 
 /// Runs `cuzk bench pipeline`.
 pub fn run(args: PipelineArgs) -> anyhow::Result<()> {
-    let mut config = match &args.config {
-        Some(path) => Config::load(path).context("reading the config")?,
-        None => Config::default_for_machine(),
+    // The daemon's config file (`[server]` is ignored here, `[gpu]` applies).
+    let (mut config, gpu) = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let c = crate::daemon::parse_config(&text)
+                .with_context(|| format!("config {}", path.display()))?;
+            (c.engine, c.gpu)
+        }
+        None => (
+            Config::default_for_machine(),
+            cuzk_cuda::CudaOptions::default(),
+        ),
     };
     if let Some(b) = &args.budget {
         config.set_budget(parse_size(b).map_err(|e| anyhow::anyhow!("--budget {b}: {e}"))?);
@@ -38,7 +48,7 @@ pub fn run(args: PipelineArgs) -> anyhow::Result<()> {
     config.validate().context("config")?;
     let rt = tokio::runtime::Runtime::new().context("starting tokio")?;
     rt.block_on(async move {
-        let engine = crate::daemon::build_engine(config)?;
+        let engine = crate::daemon::build_engine(config, &gpu)?;
         let opts = BenchOptions::synthetic(&args.synthetic, args.jobs, args.concurrency);
         let report = bench_pipeline(&engine, &opts)
             .await

@@ -46,22 +46,54 @@ struct RawServer {
     max_message_size: Option<String>,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawGpu {
+    vram_budget: Option<String>,
+    stream_chunk_bases: Option<usize>,
+    force_streaming: Option<bool>,
+    page_lock_host: Option<bool>,
+}
+
 /// The daemon's whole configuration.
 pub struct DaemonConfig {
     /// The engine's part.
     pub engine: Config,
     /// The server's part.
     pub serve: ServeOptions,
+    /// The CUDA backend's per-device options (`[gpu]`).
+    pub gpu: cuzk_cuda::CudaOptions,
 }
 
-/// Splits `cuzk.toml` into the `[server]` table (ours) and the engine's tables (core's
-/// parser, which rejects unknown keys).
+/// Splits `cuzk.toml` into the `[server]` and `[gpu]` tables (ours) and the engine's tables
+/// (core's parser, which rejects unknown keys).
 pub fn parse_config(text: &str) -> anyhow::Result<DaemonConfig> {
     let mut table: toml::Table = toml::from_str(text).context("parsing TOML")?;
     let raw: RawServer = match table.remove("server") {
         Some(v) => v.try_into().context("[server]")?,
         None => RawServer::default(),
     };
+    let raw_gpu: RawGpu = match table.remove("gpu") {
+        Some(v) => v.try_into().context("[gpu]")?,
+        None => RawGpu::default(),
+    };
+    let mut gpu = cuzk_cuda::CudaOptions::default();
+    if let Some(b) = raw_gpu.vram_budget {
+        gpu.vram_budget = Some(
+            cuzk_core::config::parse_size(&b)
+                .map_err(|e| anyhow::anyhow!("gpu.vram_budget: {e}"))?,
+        );
+    }
+    if let Some(n) = raw_gpu.stream_chunk_bases {
+        anyhow::ensure!(n >= 1024, "gpu.stream_chunk_bases = {n}: at least 1024");
+        gpu.stream_chunk_bases = n;
+    }
+    if let Some(f) = raw_gpu.force_streaming {
+        gpu.force_streaming = f;
+    }
+    if let Some(p) = raw_gpu.page_lock_host {
+        gpu.page_lock_host = p;
+    }
     let engine_text = toml::to_string(&table).context("re-encoding the engine tables")?;
     let engine = Config::from_toml_str(&engine_text)?;
     let listen: ListenAddr = raw
@@ -80,7 +112,7 @@ pub fn parse_config(text: &str) -> anyhow::Result<DaemonConfig> {
             .map_err(|e| anyhow::anyhow!("server.max_message_size: {e}"))?;
         serve.max_message_bytes = usize::try_from(n).context("server.max_message_size")?;
     }
-    Ok(DaemonConfig { engine, serve })
+    Ok(DaemonConfig { engine, serve, gpu })
 }
 
 fn load_config(path: Option<&Path>) -> anyhow::Result<DaemonConfig> {
@@ -112,9 +144,13 @@ pub fn init_logging_with_default(format: LogFormat, default_filter: &str) {
     };
 }
 
-/// Builds the engine with this build's prover backends and every proof kind it knows.
-pub fn build_engine(mut config: Config) -> anyhow::Result<Arc<Engine>> {
-    let backends = crate::engine_setup::backends()?;
+/// Builds the engine with this build's prover backends (`gpu`: the CUDA devices' options)
+/// and every proof kind it knows.
+pub fn build_engine(
+    mut config: Config,
+    gpu: &cuzk_cuda::CudaOptions,
+) -> anyhow::Result<Arc<Engine>> {
+    let backends = crate::engine_setup::backends(gpu)?;
     crate::engine_setup::tune_for_backends(&mut config, &backends);
     let planner = crate::engine_setup::planner(&config)?;
     let engine = Engine::new(config, backends, planner).context("starting the engine")?;
@@ -144,7 +180,7 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the tokio runtime")?;
     rt.block_on(async move {
-        let engine = build_engine(cfg.engine)?;
+        let engine = build_engine(cfg.engine, &cfg.gpu)?;
         let daemon = Daemon::start(engine, cfg.serve).await?;
         // Tests and scripts read this line to find the bound address (port 0 resolved).
         println!("cuzk daemon listening on {}", daemon.addr());
@@ -197,6 +233,18 @@ mod tests {
         assert!(parse_config("[server]\nlisten = \"nowhere\"").is_err());
         assert!(parse_config("[server]\nbogus = 1").is_err());
         assert!(parse_config("[memory]\nbogus = 1").is_err());
+        assert_eq!(d.gpu, cuzk_cuda::CudaOptions::default());
+        let g = parse_config(
+            "[gpu]\nvram_budget = \"24GiB\"\nstream_chunk_bases = 8388608\nforce_streaming = true\n",
+        )
+        .unwrap()
+        .gpu;
+        assert_eq!(g.vram_budget, Some(24 << 30));
+        assert_eq!(g.stream_chunk_bases, 1 << 23);
+        assert!(g.force_streaming && g.page_lock_host);
+        assert!(parse_config("[gpu]\nstream_chunk_bases = 10").is_err());
+        assert!(parse_config("[gpu]\nvram_budget = \"lots\"").is_err());
+        assert!(parse_config("[gpu]\nbogus = 1").is_err());
     }
 
     #[test]

@@ -111,7 +111,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the tokio runtime")?;
     rt.block_on(async move {
-        let engine = crate::daemon::build_engine(config)?;
+        let engine = crate::daemon::build_engine(config, &cuzk_cuda::CudaOptions::default())?;
         let mut serve = ServeOptions::new(listen);
         serve.drain_timeout = Duration::from_secs(30);
         let daemon = Daemon::start(engine, serve).await?;

@@ -8,12 +8,12 @@ use cuzk_core::{Config, Planner};
 use cuzk_groth16::{CpuProver, ProverBackend};
 use std::sync::Arc;
 
-/// One CUDA prover per visible device; the CPU prover when there is none (or the build has
-/// no CUDA).
-pub fn backends() -> anyhow::Result<Vec<Arc<dyn ProverBackend>>> {
+/// One CUDA prover per visible device (with `gpu`'s options); the CPU prover when there is
+/// none (or the build has no CUDA).
+pub fn backends(gpu: &cuzk_cuda::CudaOptions) -> anyhow::Result<Vec<Arc<dyn ProverBackend>>> {
     let mut out: Vec<Arc<dyn ProverBackend>> = Vec::new();
     for d in cuzk_cuda::devices() {
-        match cuzk_cuda::CudaProver::new(d.ordinal) {
+        match cuzk_cuda::CudaProver::with_options(d.ordinal, *gpu) {
             Ok(p) => out.push(Arc::new(p)),
             Err(e) => tracing::warn!(device = d.ordinal, cause = %e, "GPU unusable; skipping"),
         }
