@@ -180,6 +180,7 @@ impl Planner for TimingPlanner {
         Ok(JobPlan {
             partitions,
             verify: None,
+            finish: None,
         })
     }
 

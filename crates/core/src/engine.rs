@@ -18,7 +18,7 @@ use crate::config::Config;
 use crate::error::{BudgetError, EngineError};
 use crate::estimate::{resident_bytes, Estimator, WorkingSetEstimate};
 use crate::metrics::{MemorySample, Metrics, PartitionTimeline, Stage, StageGauges, TimelineRow};
-use crate::planner::{PartitionPlan, Planner, SynthesisContext, VerifyFn};
+use crate::planner::{FinishFn, PartitionPlan, Planner, SynthesisContext, VerifyFn};
 use crate::request::{
     JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted,
 };
@@ -124,6 +124,7 @@ struct JobProgress {
     first_admit: Option<Instant>,
     timings: JobTimings,
     verify: Option<Arc<VerifyFn>>,
+    finish: Option<Arc<FinishFn>>,
     payload_bytes: u64,
     finished_at: Option<Instant>,
 }
@@ -482,6 +483,7 @@ impl Engine {
                 first_admit: None,
                 timings: JobTimings::default(),
                 verify: plan.verify.map(Arc::new),
+                finish: plan.finish.map(Arc::new),
                 payload_bytes: payload,
                 finished_at: None,
             }),
@@ -1353,9 +1355,31 @@ async fn assemble(sh: &Arc<Shared>, job: &Arc<Job>, index: usize, bytes: Vec<u8>
             return;
         }
         let proof: Vec<u8> = p.proofs.iter().flatten().flatten().copied().collect();
-        (proof, p.verify.clone())
+        (proof, p.verify.clone(), p.finish.clone())
     };
-    let (proof, verify) = ready;
+    let (mut proof, verify, finish) = ready;
+    if let Some(f) = finish {
+        let res = tokio::task::spawn_blocking(move || f(proof)).await;
+        proof = match res {
+            Ok(Ok(p)) => p,
+            Ok(Err(e)) => {
+                return sh.finish_job(
+                    job,
+                    JobState::Failed {
+                        error: format!("finishing the proof: {e}"),
+                    },
+                )
+            }
+            Err(e) => {
+                return sh.finish_job(
+                    job,
+                    JobState::Failed {
+                        error: format!("finishing task: {e}"),
+                    },
+                )
+            }
+        };
+    }
     if let Some(v) = verify {
         let pr = proof.clone();
         let res = tokio::task::spawn_blocking(move || v(&pr)).await;

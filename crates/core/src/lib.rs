@@ -34,8 +34,8 @@ pub use error::{BudgetError, EngineError};
 pub use estimate::WorkingSetEstimate;
 pub use metrics::{MemorySample, PartitionTimeline, Stage, StageGauges};
 pub use planner::{
-    JobPlan, PartitionPlan, Planner, Prepared, PreparedData, SynthesisContext, SynthesizeFn,
-    VerifyFn,
+    FinishFn, JobPlan, PartitionPlan, Planner, Prepared, PreparedData, SynthesisContext,
+    SynthesizeFn, VerifyFn,
 };
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
 pub use srs::{SrsEntryStatus, SrsTier};

@@ -54,6 +54,10 @@ impl fmt::Debug for SynthesisContext {
 /// Checks a job's whole proof (e.g. Filecoin's `verify_seal`); `Err` carries the reason.
 pub type VerifyFn = Box<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
 
+/// Turns the job's concatenated partition proofs into the proof it returns, when that is
+/// more than their concatenation (e.g. an NI-PoRep aggregate); `Err` carries the reason.
+pub type FinishFn = Box<dyn Fn(Vec<u8>) -> Result<Vec<u8>, String> + Send + Sync>;
+
 /// One partition: one Groth16 circuit instance.
 pub struct PartitionPlan {
     /// The circuit shape, which names the SRS (`porep-32g`, `synthetic-...`).
@@ -85,8 +89,11 @@ impl fmt::Debug for PartitionPlan {
 pub struct JobPlan {
     /// Partitions, in output order (their `index` fields are 0..n).
     pub partitions: Vec<PartitionPlan>,
-    /// Job-level external verification run on the assembled proof.
+    /// Job-level external verification run on the finished proof.
     pub verify: Option<VerifyFn>,
+    /// Applied to the concatenated partition proofs before verification; `None`: the job's
+    /// proof is their concatenation.
+    pub finish: Option<FinishFn>,
 }
 
 impl fmt::Debug for JobPlan {
@@ -94,6 +101,7 @@ impl fmt::Debug for JobPlan {
         f.debug_struct("JobPlan")
             .field("partitions", &self.partitions)
             .field("verify", &self.verify.is_some())
+            .field("finish", &self.finish.is_some())
             .finish()
     }
 }

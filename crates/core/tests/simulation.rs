@@ -576,3 +576,85 @@ async fn kept_buffers_are_reused_reserved_and_given_up_under_pressure() {
     e.shutdown(Duration::from_secs(5)).await;
     assert_eq!(e.budget().reserved(), 0);
 }
+
+/// The fake planner with a job-level finish step (like NI-PoRep's aggregation) and a verifier
+/// that accepts only finished proofs.
+struct Finishing {
+    inner: FakePlanner,
+    fail: bool,
+}
+
+impl cuzk_core::Planner for Finishing {
+    fn plan(&self, req: &ProofRequest) -> Result<cuzk_core::JobPlan, EngineError> {
+        let mut p = self.inner.plan(req)?;
+        let fail = self.fail;
+        p.finish = Some(Box::new(move |proofs: Vec<u8>| {
+            if fail {
+                return Err("no aggregate today".into());
+            }
+            let mut out = b"AGG".to_vec();
+            out.extend(proofs.iter().rev());
+            Ok(out)
+        }));
+        p.verify = Some(Box::new(|proof: &[u8]| {
+            if proof.starts_with(b"AGG") {
+                Ok(())
+            } else {
+                Err("not finished".into())
+            }
+        }));
+        Ok(p)
+    }
+
+    fn params_path(&self, circuit_id: &str) -> Result<std::path::PathBuf, EngineError> {
+        self.inner.params_path(circuit_id)
+    }
+
+    fn srs_size_hint(&self, circuit_id: &str) -> Result<u64, EngineError> {
+        self.inner.srs_size_hint(circuit_id)
+    }
+
+    fn load_srs(&self, circuit_id: &str) -> Result<cuzk_groth16::Srs, EngineError> {
+        self.inner.load_srs(circuit_id)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_level_finish_step_shapes_the_returned_proof_and_its_failure_fails_the_job() {
+    for fail in [false, true] {
+        let planner = FakePlanner {
+            partitions: 3,
+            constraints: 256,
+            synth: Duration::from_millis(1),
+            srs_points: 100,
+            live: Default::default(),
+        };
+        let budget = 8 * partition_worth(&planner) + fake_srs(100).size_bytes();
+        let e = Engine::new(
+            sim_config(budget),
+            vec![Arc::new(FakeBackend::new(1, 0))],
+            Arc::new(Finishing {
+                inner: planner,
+                fail,
+            }),
+        )
+        .unwrap();
+        let id = e.submit(req(1, Priority::Normal)).unwrap().job_id;
+        let o = e.wait(&id, Some(Duration::from_secs(30))).await.unwrap();
+        match (fail, o.state) {
+            (false, JobState::Completed { proof }) => {
+                assert_eq!(proof.len(), 3 + 3 * 192);
+                assert!(proof.starts_with(b"AGG"));
+            }
+            (true, JobState::Failed { error }) => {
+                assert!(
+                    error.contains("finishing the proof: no aggregate today"),
+                    "{error}"
+                );
+            }
+            (_, other) => panic!("fail={fail}: {other:?}"),
+        }
+        e.shutdown(Duration::from_secs(5)).await;
+        assert_eq!(e.budget().reserved(), 0);
+    }
+}

@@ -26,6 +26,10 @@ pub type ReferenceSynthFn = Box<dyn FnOnce() -> Result<()> + Send>;
 /// Checks a whole job's proof bytes with the Filecoin verifier.
 pub type VerifyFn = Box<dyn Fn(&[u8]) -> Result<()> + Send + Sync>;
 
+/// Turns the concatenated partition proofs into the bytes filecoin-proofs returns when that
+/// is more than the concatenation (NI-PoRep: the SnarkPack aggregate of the partition proofs).
+pub type FinishFn = Box<dyn Fn(Vec<u8>) -> Result<Vec<u8>> + Send + Sync>;
+
 /// The shape of one partition circuit and what synthesizing it costs in memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
@@ -170,8 +174,11 @@ pub struct ProofPlan {
     pub circuit_id: CircuitId,
     /// The partitions, in proof order.
     pub jobs: Vec<PartitionJob>,
-    /// Checks the assembled proof bytes (see [`ProofPlan::verify`]).
+    /// Checks the finished proof bytes (see [`ProofPlan::verify`]).
     pub verifier: VerifyFn,
+    /// Applied to the concatenated partition proofs before verification, when the kind's
+    /// output is not just their concatenation (see [`ProofPlan::finish`]).
+    pub finisher: Option<FinishFn>,
 }
 
 impl std::fmt::Debug for ProofPlan {
@@ -196,9 +203,19 @@ impl ProofPlan {
         std::mem::take(&mut self.jobs)
     }
 
-    /// Checks assembled proof bytes with filecoin-proofs' verifier for this kind.
+    /// Checks finished proof bytes with filecoin-proofs' verifier for this kind.
     pub fn verify(&self, proof: &[u8]) -> Result<()> {
         (self.verifier)(proof)
+    }
+
+    /// The bytes filecoin-proofs returns for this request, from the concatenated partition
+    /// proofs ([`assemble`]): the same bytes for every kind but NI-PoRep, whose partition
+    /// proofs are aggregated (SnarkPack v2) as `seal_commit_phase2` does.
+    pub fn finish(&self, assembled: Vec<u8>) -> Result<Vec<u8>> {
+        match &self.finisher {
+            Some(f) => f(assembled),
+            None => Ok(assembled),
+        }
     }
 }
 

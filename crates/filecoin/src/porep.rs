@@ -14,7 +14,8 @@ use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, 
 
 use crate::error::{FilecoinError, Result};
 use crate::plan::{
-    reference_guarded, synthesize_guarded, MemoryEstimate, PartitionJob, ProofPlan, VerifyFn,
+    reference_guarded, synthesize_guarded, FinishFn, MemoryEstimate, PartitionJob, ProofPlan,
+    VerifyFn,
 };
 use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
 use crate::request::{check_scalar, C1Envelope, ProofRequest};
@@ -227,30 +228,36 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
         })
         .collect();
 
-    let verifier: VerifyFn = if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
-        // filecoin-proofs only verifies NI-PoRep as an aggregate; we return the circuit
-        // proofs (what `seal_commit_phase2_circuit_proofs` returns), so check each one.
-        let vk = <Compound<Tree> as CompoundProof<Scheme<Tree>, _>>::verifying_key::<
-            rand::rngs::OsRng,
-        >(None, &shared.pp);
-        Box::new(move |proof: &[u8]| {
-            let vk = vk
-                .as_ref()
-                .map_err(|e| FilecoinError::filecoin("loading the PoRep verifying key", e))?;
-            crate::plan::verify_with_vk("NI-PoRep circuit proofs", vk, &all_inputs, proof)
-        })
-    } else {
-        let sector_id = sector_number.into();
-        Box::new(move |proof: &[u8]| {
-            crate::plan::check_proof_len(proof, partitions)?;
-            crate::plan::verdict(
-                "verify_seal",
-                filecoin_proofs_api::seal::verify_seal(
-                    seal, comm_r, comm_d, prover_id, sector_id, ticket, seed, proof,
-                ),
+    drop(all_inputs);
+    let non_interactive = config.feature_enabled(ApiFeature::NonInteractivePoRep);
+    // NI-PoRep: filecoin-proofs' `seal_commit_phase2` returns the SnarkPack (v2) aggregate of
+    // the partition proofs, made with the aggregation SRS (`v28-fil-inner-product-v1.srs` in
+    // the parameter cache), and `verify_seal` checks that aggregate.
+    let finisher: Option<FinishFn> = non_interactive.then(|| {
+        Box::new(move |proofs: Vec<u8>| {
+            crate::plan::check_proof_len(&proofs, partitions)?;
+            filecoin_proofs_api::seal::aggregate_seal_commit_proofs(
+                seal,
+                filecoin_proofs_api::RegisteredAggregationProof::SnarkPackV2,
+                &[comm_r],
+                &[seed],
+                &[filecoin_proofs_api::seal::SealCommitPhase2Output { proof: proofs }],
             )
-        })
-    };
+            .map_err(|e| FilecoinError::filecoin("aggregating the NI-PoRep partition proofs", e))
+        }) as FinishFn
+    });
+    let sector_id = sector_number.into();
+    let verifier: VerifyFn = Box::new(move |proof: &[u8]| {
+        if !non_interactive {
+            crate::plan::check_proof_len(proof, partitions)?;
+        }
+        crate::plan::verdict(
+            "verify_seal",
+            filecoin_proofs_api::seal::verify_seal(
+                seal, comm_r, comm_d, prover_id, sector_id, ticket, seed, proof,
+            ),
+        )
+    });
 
     Ok(ProofPlan {
         kind: req.kind,
@@ -258,5 +265,6 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
         circuit_id,
         jobs,
         verifier,
+        finisher,
     })
 }

@@ -279,6 +279,7 @@ fn plan_winning_tree<Tree: 'static + MerkleTreeTrait>(
         circuit_id,
         jobs: vec![job],
         verifier,
+        finisher: None,
     })
 }
 
@@ -409,5 +410,6 @@ fn plan_window_tree<Tree: 'static + MerkleTreeTrait>(
         circuit_id,
         jobs: vec![job],
         verifier,
+        finisher: None,
     })
 }

@@ -180,5 +180,6 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         circuit_id,
         jobs,
         verifier,
+        finisher: None,
     })
 }

@@ -31,7 +31,7 @@ use crate::registry::{
 use crate::request::{C1Envelope, ProofRequest};
 
 /// Bump when the generated files change meaning.
-pub const GENERATOR_VERSION: u32 = 1;
+pub const GENERATOR_VERSION: u32 = 2;
 
 /// File name of the manifest in the output directory.
 pub const MANIFEST: &str = "manifest.json";
@@ -420,6 +420,57 @@ pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
         comm_d_new: hex::encode(encoded.comm_d_new),
         ..blank("snap", ProofKind::SnapDealsUpdate, n)
     });
+    // --- NI-PoRep: a second sector sealed with the non-interactive registered proof (its
+    // partitions use the interactive PoRep circuit and parameters; the proof is their
+    // SnarkPack aggregate).
+    let ni_num = 15 + n; // StackedDrg…V1_2_Feat_NonInteractivePoRep
+    let RegisteredProof::Seal(ni_rsp) =
+        RegisteredProof::decode(ProofKind::PoRepSealCommit, ni_num)?
+    else {
+        return Err(FilecoinError::filecoin("testdata", "seal proof expected"));
+    };
+    let ni_sector = sector_number + 1;
+    let ni_cache = work.join("ni-cache");
+    fs::create_dir_all(&ni_cache).map_err(|e| FilecoinError::io(&ni_cache, e))?;
+    let (ni_staged, ni_sealed) = (work.join("ni-staged"), work.join("ni-sealed"));
+    let ni_piece = [stage(ni_rsp, &ni_staged, &mut rng)?];
+    touch(&ni_sealed)?;
+    let (ni_ticket, ni_seed) = (random32(&mut rng), random32(&mut rng));
+    let ni_pc1 = seal_pre_commit_phase1(
+        ni_rsp,
+        &ni_cache,
+        &ni_staged,
+        &ni_sealed,
+        prover_id,
+        SectorId::from(ni_sector),
+        ni_ticket,
+        &ni_piece,
+    )
+    .map_err(fc("seal_pre_commit_phase1 (NI-PoRep)"))?;
+    let ni_pc2 = seal_pre_commit_phase2(ni_pc1, &ni_cache, &ni_sealed)
+        .map_err(fc("seal_pre_commit_phase2 (NI-PoRep)"))?;
+    let ni_c1 = seal_commit_phase1(
+        ni_cache.as_path(),
+        ni_sealed.as_path(),
+        prover_id,
+        SectorId::from(ni_sector),
+        ni_ticket,
+        ni_seed,
+        ni_pc2,
+        &ni_piece,
+    )
+    .map_err(fc("seal_commit_phase1 (NI-PoRep)"))?;
+    let ni_json = serde_json::to_vec(&ni_c1)
+        .map_err(|e| FilecoinError::filecoin("encoding the NI-PoRep C1 output", e))?;
+    drop(ni_c1);
+    let ni_env = C1Envelope::new(ni_sector, size.bytes(), &ni_json);
+    write(dir, "porep-ni-c1.json", &ni_env.to_json(), &mut files)?;
+    requests.push(RequestSpec {
+        vanilla_proof_file: Some("porep-ni-c1.json".into()),
+        sector_number: ni_sector,
+        ..blank("porep-ni", ProofKind::PoRepSealCommit, ni_num)
+    });
+
     let seal_seconds = started.elapsed().as_secs_f64();
     fs::remove_dir_all(&work).map_err(|e| FilecoinError::io(&work, e))?;
 
@@ -455,6 +506,11 @@ pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
                 setup_seconds,
             });
         }
+        let srs = write_test_aggregation_srs(dir, &mut prng)?;
+        let len = fs::metadata(dir.join(&srs))
+            .map_err(|e| FilecoinError::io(dir.join(&srs), e))?
+            .len();
+        files.push((srs, len));
     }
 
     let manifest = Manifest {
@@ -505,4 +561,24 @@ fn post_vanilla(
     })?;
     post::generate_single_vanilla_proof(post_proof, sector_id, &replica, ch)
         .map_err(fc("generate_single_vanilla_proof"))
+}
+
+/// File name of the SnarkPack aggregation SRS in Filecoin's parameter cache.
+pub fn aggregation_srs_file_name() -> String {
+    use storage_proofs_core::parameter_cache::{SRS_KEY_EXT, SRS_SHARED_KEY_NAME, VERSION};
+    format!("v{VERSION}-{SRS_SHARED_KEY_NAME}.{SRS_KEY_EXT}")
+}
+
+/// Writes an INSECURE SnarkPack aggregation SRS (bellperson's fake setup from `rng`: whoever
+/// knows the seed can forge aggregates) under Filecoin's name, big enough for 128 proofs.
+/// Production uses the ceremony's `v28-fil-inner-product-v1.srs`. Returns the file name.
+pub fn write_test_aggregation_srs(dir: &Path, rng: &mut ChaCha8Rng) -> Result<String> {
+    let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(rng, 128);
+    let name = aggregation_srs_file_name();
+    let path = dir.join(&name);
+    let mut bytes = Vec::new();
+    srs.write(&mut bytes)
+        .map_err(|e| FilecoinError::io(&path, e))?;
+    fs::write(&path, &bytes).map_err(|e| FilecoinError::io(&path, e))?;
+    Ok(name)
 }

@@ -110,6 +110,30 @@ fn porep_c2_proof_verifies_with_filecoin_proofs() {
 }
 
 #[test]
+fn ni_porep_partition_proofs_are_aggregated_and_verify_with_filecoin_proofs() {
+    common::dir();
+    let req = common::request("porep-ni");
+    let planned = plan(&req).unwrap();
+    assert_eq!(planned.partitions(), 13, "NI-PoRep 2 KiB has 13 partitions");
+    let (concat, _, plan) = prove(planned, 6);
+    assert_eq!(concat.len(), 13 * 192);
+    // What filecoin-proofs' seal_commit_phase2 returns for NI-PoRep: the SnarkPack aggregate.
+    let aggregate = plan.finish(concat.clone()).unwrap();
+    assert_ne!(aggregate, concat);
+    plan.verify(&aggregate).unwrap();
+    // verify_seal checks NI-PoRep only as an aggregate: the bare partition proofs fail.
+    assert!(plan.verify(&concat).is_err());
+    for at in [0, aggregate.len() / 2] {
+        assert!(
+            plan.verify(&flipped(&aggregate, at)).is_err(),
+            "flip at {at} accepted"
+        );
+    }
+    // A wrong number of partition proofs is a typed error, not a panic.
+    assert!(plan.finish(concat[..12 * 192].to_vec()).is_err());
+}
+
+#[test]
 fn snap_deals_proof_verifies_with_filecoin_proofs() {
     common::dir();
     let req = common::request("snap");

@@ -128,13 +128,21 @@ fn partition(job: PartitionJob) -> PartitionPlan {
 impl Planner for FilecoinPlanner {
     fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
         let fc = to_filecoin_request(req)?;
-        let ProofPlan { jobs, verifier, .. } =
-            cuzk_filecoin::plan(&fc).map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
+        let ProofPlan {
+            jobs,
+            verifier,
+            finisher,
+            ..
+        } = cuzk_filecoin::plan(&fc).map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
         Ok(JobPlan {
             partitions: jobs.into_iter().map(partition).collect(),
             verify: Some(Box::new(move |proof: &[u8]| {
                 verifier(proof).map_err(|e| e.to_string())
             })),
+            finish: finisher.map(|f| {
+                Box::new(move |proofs: Vec<u8>| f(proofs).map_err(|e| e.to_string()))
+                    as crate::planner::FinishFn
+            }),
         })
     }
 

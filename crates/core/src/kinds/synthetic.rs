@@ -146,6 +146,7 @@ impl Planner for SyntheticPlanner {
         Ok(JobPlan {
             partitions,
             verify: None,
+            finish: None,
         })
     }
 

@@ -277,6 +277,7 @@ impl Planner for FakePlanner {
         Ok(JobPlan {
             partitions,
             verify: None,
+            finish: None,
         })
     }
 
