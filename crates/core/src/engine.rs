@@ -1016,31 +1016,28 @@ async fn admit(sh: &Arc<Shared>, task: PartitionTask, permit: tokio::sync::Owned
     }
     // A finished partition's buffers of this circuit come with the reservation covering them;
     // only what the estimate asks beyond that is acquired.
-    let (kept, mut reservation) = match sh.buffers.take(&circuit_id) {
+    let (kept, kept_res) = match sh.buffers.take(&circuit_id) {
         Some((b, r)) => (Some(b), Some(r)),
         None => (None, None),
     };
-    let more = need.saturating_sub(reservation.as_ref().map_or(0, |r| r.bytes()));
-    let res = match reservation.take() {
-        Some(kept) if more == 0 => Ok(kept),
-        taken => {
-            reservation = taken;
-            tokio::select! {
+    let more = need.saturating_sub(kept_res.as_ref().map_or(0, Reservation::bytes));
+    let res = match (kept_res, more) {
+        (Some(r), 0) => Ok(r),
+        (kept_res, more) => {
+            let r = tokio::select! {
                 r = sh.budget.acquire(more, Category::WorkingSet, prio) => r,
                 _ = job.wait_cancelled() => return,
-            }
+            };
+            r.map(|extra| match kept_res {
+                Some(mut r) => {
+                    // Same budget, same category: merging cannot fail.
+                    let _ = r.merge(extra);
+                    r
+                }
+                None => extra,
+            })
         }
     };
-    let res = res.map(|r| match reservation.take() {
-        Some(mut kept) => {
-            // Same budget, same category: merging cannot fail.
-            if let Err(r) = kept.merge(r) {
-                drop(r);
-            }
-            kept
-        }
-        None => r,
-    });
     let reservation = match res {
         Ok(r) => r,
         Err(BudgetError::Closed) => return,

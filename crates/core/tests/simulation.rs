@@ -21,6 +21,15 @@ fn req(i: usize, priority: Priority) -> ProofRequest {
     }
 }
 
+/// Partitions of `job` the engine has not admitted (yet).
+fn unadmitted(e: &Engine, job: &str) -> Vec<usize> {
+    e.timeline()
+        .into_iter()
+        .filter(|r| r.job_id == job && r.admitted.is_none())
+        .map(|r| r.partition)
+        .collect()
+}
+
 /// The most one partition of `planner`'s shape reserves at once (before and after calibration).
 fn partition_worth(planner: &FakePlanner) -> u64 {
     let (c, i, a) = planner.shape();
@@ -209,12 +218,7 @@ async fn cancel_mid_flight_returns_every_byte() {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert!(e.budget().reserved_in(Category::WorkingSet) > 0);
-    let not_admitted: Vec<usize> = e
-        .timeline()
-        .into_iter()
-        .filter(|r| r.job_id == job && r.admitted.is_none())
-        .map(|r| r.partition)
-        .collect();
+    let not_admitted = unadmitted(&e, &job);
     assert!(
         !not_admitted.is_empty(),
         "some partitions must still be queued"
@@ -243,12 +247,7 @@ async fn cancel_mid_flight_returns_every_byte() {
     ));
     // (What was not admitted once the cancelled job's bytes were back: the snapshot before
     // the cancel races admissions that were already past their memory wait.)
-    let not_admitted: Vec<usize> = e
-        .timeline()
-        .into_iter()
-        .filter(|r| r.job_id == job && r.admitted.is_none())
-        .map(|r| r.partition)
-        .collect();
+    let not_admitted = unadmitted(&e, &job);
     for r in e.timeline().into_iter().filter(|r| r.job_id == job) {
         if not_admitted.contains(&r.partition) {
             assert!(r.admitted.is_none() && r.synth_start.is_none(), "{r:?}");

@@ -207,7 +207,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
         vanilla,
     });
     let jobs = all_inputs
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(k, inputs)| {
             let shared = Arc::clone(&shared);
@@ -215,7 +215,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
                 circuit_id,
                 partition: k,
                 circuit_partition: k,
-                public_inputs: inputs.clone(),
+                public_inputs: inputs,
                 estimate,
                 synthesize: {
                     let shared = Arc::clone(&shared);
@@ -228,7 +228,6 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
         })
         .collect();
 
-    drop(all_inputs);
     let non_interactive = config.feature_enabled(ApiFeature::NonInteractivePoRep);
     // NI-PoRep: filecoin-proofs' `seal_commit_phase2` returns the SnarkPack (v2) aggregate of
     // the partition proofs, made with the aggregation SRS (`v28-fil-inner-product-v1.srs` in

@@ -269,6 +269,69 @@ fn stage(
     Ok(info)
 }
 
+/// A sector sealed by [`seal_sector`].
+struct SealedSector {
+    cache: PathBuf,
+    sealed: PathBuf,
+    comm_r: [u8; 32],
+    comm_d: [u8; 32],
+    ticket: [u8; 32],
+    seed: [u8; 32],
+    /// Its commit-phase-1 output as a C2 request envelope.
+    env: C1Envelope,
+}
+
+/// Seals one sector holding a random piece (PC1, PC2, C1) in `work` (files named with
+/// `prefix`), drawing the piece, the ticket and the seed from `rng` in that order.
+fn seal_sector(
+    rsp: RegisteredSealProof,
+    work: &Path,
+    prefix: &str,
+    prover_id: [u8; 32],
+    sector_number: u64,
+    rng: &mut ChaCha8Rng,
+) -> Result<SealedSector> {
+    let sector_id = SectorId::from(sector_number);
+    let cache = work.join(format!("{prefix}cache"));
+    fs::create_dir_all(&cache).map_err(|e| FilecoinError::io(&cache, e))?;
+    let staged = work.join(format!("{prefix}staged"));
+    let sealed = work.join(format!("{prefix}sealed"));
+    let pieces = [stage(rsp, &staged, rng)?];
+    touch(&sealed)?;
+    let ticket = random32(rng);
+    let seed = random32(rng);
+    let pc1 = seal_pre_commit_phase1(
+        rsp, &cache, &staged, &sealed, prover_id, sector_id, ticket, &pieces,
+    )
+    .map_err(fc("seal_pre_commit_phase1"))?;
+    let pc2 = seal_pre_commit_phase2(pc1, &cache, &sealed).map_err(fc("seal_pre_commit_phase2"))?;
+    let (comm_r, comm_d) = (pc2.comm_r, pc2.comm_d);
+    let c1 = seal_commit_phase1(
+        cache.as_path(),
+        sealed.as_path(),
+        prover_id,
+        sector_id,
+        ticket,
+        seed,
+        pc2,
+        &pieces,
+    )
+    .map_err(fc("seal_commit_phase1"))?;
+    let c1_json = serde_json::to_vec(&c1)
+        .map_err(|e| FilecoinError::filecoin("encoding the C1 output", e))?;
+    drop(c1);
+    let sector_size = u64::from(rsp.sector_size());
+    Ok(SealedSector {
+        cache,
+        sealed,
+        comm_r,
+        comm_d,
+        ticket,
+        seed,
+        env: C1Envelope::new(sector_number, sector_size, &c1_json),
+    })
+}
+
 /// Generates everything into `opts.out` (no cache check; see [`ensure`]).
 pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
     let started = Instant::now();
@@ -294,36 +357,15 @@ pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
     };
 
     // --- Seal (PC1, PC2, C1).
-    let cache = work.join("cache");
-    fs::create_dir_all(&cache).map_err(|e| FilecoinError::io(&cache, e))?;
-    let staged = work.join("staged");
-    let sealed = work.join("sealed");
-    let piece = stage(rsp, &staged, &mut rng)?;
-    touch(&sealed)?;
-    let ticket = random32(&mut rng);
-    let seed = random32(&mut rng);
-    let pieces = [piece];
-    let pc1 = seal_pre_commit_phase1(
-        rsp, &cache, &staged, &sealed, prover_id, sector_id, ticket, &pieces,
-    )
-    .map_err(fc("seal_pre_commit_phase1"))?;
-    let pc2 = seal_pre_commit_phase2(pc1, &cache, &sealed).map_err(fc("seal_pre_commit_phase2"))?;
-    let (comm_r, comm_d) = (pc2.comm_r, pc2.comm_d);
-    let c1 = seal_commit_phase1(
-        cache.as_path(),
-        sealed.as_path(),
-        prover_id,
-        sector_id,
+    let SealedSector {
+        cache,
+        sealed,
+        comm_r,
+        comm_d,
         ticket,
         seed,
-        pc2,
-        &pieces,
-    )
-    .map_err(fc("seal_commit_phase1"))?;
-    let c1_json = serde_json::to_vec(&c1)
-        .map_err(|e| FilecoinError::filecoin("encoding the C1 output", e))?;
-    drop(c1);
-    let env = C1Envelope::new(sector_number, size.bytes(), &c1_json);
+        env,
+    } = seal_sector(rsp, &work, "", prover_id, sector_number, &mut rng)?;
 
     let mut files = Vec::new();
     let mut requests = Vec::new();
@@ -430,40 +472,7 @@ pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
         return Err(FilecoinError::filecoin("testdata", "seal proof expected"));
     };
     let ni_sector = sector_number + 1;
-    let ni_cache = work.join("ni-cache");
-    fs::create_dir_all(&ni_cache).map_err(|e| FilecoinError::io(&ni_cache, e))?;
-    let (ni_staged, ni_sealed) = (work.join("ni-staged"), work.join("ni-sealed"));
-    let ni_piece = [stage(ni_rsp, &ni_staged, &mut rng)?];
-    touch(&ni_sealed)?;
-    let (ni_ticket, ni_seed) = (random32(&mut rng), random32(&mut rng));
-    let ni_pc1 = seal_pre_commit_phase1(
-        ni_rsp,
-        &ni_cache,
-        &ni_staged,
-        &ni_sealed,
-        prover_id,
-        SectorId::from(ni_sector),
-        ni_ticket,
-        &ni_piece,
-    )
-    .map_err(fc("seal_pre_commit_phase1 (NI-PoRep)"))?;
-    let ni_pc2 = seal_pre_commit_phase2(ni_pc1, &ni_cache, &ni_sealed)
-        .map_err(fc("seal_pre_commit_phase2 (NI-PoRep)"))?;
-    let ni_c1 = seal_commit_phase1(
-        ni_cache.as_path(),
-        ni_sealed.as_path(),
-        prover_id,
-        SectorId::from(ni_sector),
-        ni_ticket,
-        ni_seed,
-        ni_pc2,
-        &ni_piece,
-    )
-    .map_err(fc("seal_commit_phase1 (NI-PoRep)"))?;
-    let ni_json = serde_json::to_vec(&ni_c1)
-        .map_err(|e| FilecoinError::filecoin("encoding the NI-PoRep C1 output", e))?;
-    drop(ni_c1);
-    let ni_env = C1Envelope::new(ni_sector, size.bytes(), &ni_json);
+    let ni_env = seal_sector(ni_rsp, &work, "ni-", prover_id, ni_sector, &mut rng)?.env;
     write(dir, "porep-ni-c1.json", &ni_env.to_json(), &mut files)?;
     requests.push(RequestSpec {
         vanilla_proof_file: Some("porep-ni-c1.json".into()),

@@ -6,27 +6,13 @@ mod common;
 use cuzk_filecoin::plan;
 use cuzk_groth16::RecorderMode;
 
-fn status_kib(key: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    s.lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("{key} missing from /proc/self/status"))
-}
-
 #[test]
 fn porep_2k_synthesis_peak_rss_is_within_1_3x_of_its_vectors() {
     common::dir();
     let req = common::request("porep");
     let job = plan(&req).unwrap().take_jobs().remove(0);
-    // Reset the high-water mark to the current RSS (Linux ≥ 4.0).
-    std::fs::write("/proc/self/clear_refs", "5").expect("resetting VmHWM");
-    let base = status_kib("VmRSS:");
-    let s = job.run(RecorderMode::Full).unwrap();
-    let peak = status_kib("VmHWM:");
-    let needed = 32 * (s.a.len() + s.b.len() + s.c.len() + s.inputs.len() + s.aux.len()) as u64;
-    let grown = (peak.saturating_sub(base)) * 1024;
+    let (s, grown) = common::peak_rss_growth(|| job.run(RecorderMode::Full).unwrap());
+    let needed = common::vector_bytes(&s);
     let ratio = grown as f64 / needed as f64;
     eprintln!(
         "peak RSS growth {} MiB, a/b/c + assignments {} MiB, ratio {:.3} ({} constraints)",

@@ -52,3 +52,27 @@ pub fn request(kind: &str) -> ProofRequest {
 pub fn b32(s: &str) -> [u8; 32] {
     hex::decode(s).unwrap().try_into().unwrap()
 }
+
+fn status_kib(key: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{key} missing from /proc/self/status"))
+}
+
+/// Runs `f` and returns its output with the bytes the process's resident set grew by at its
+/// peak while `f` ran (VmHWM reset to VmRSS first; Linux ≥ 4.0).
+pub fn peak_rss_growth<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    std::fs::write("/proc/self/clear_refs", "5").expect("resetting VmHWM");
+    let base = status_kib("VmRSS:");
+    let out = f();
+    let peak = status_kib("VmHWM:");
+    (out, peak.saturating_sub(base) * 1024)
+}
+
+/// Bytes of a synthesized partition's a/b/c vectors and assignments.
+pub fn vector_bytes(s: &cuzk_groth16::Synthesized) -> u64 {
+    32 * (s.a.len() + s.b.len() + s.c.len() + s.inputs.len() + s.aux.len()) as u64
+}
