@@ -45,6 +45,8 @@ pub fn run(args: PipelineArgs) -> anyhow::Result<()> {
     if let Some(b) = &args.budget {
         config.set_budget(parse_size(b).map_err(|e| anyhow::anyhow!("--budget {b}: {e}"))?);
     }
+    // The bench's jobs are synthetic circuits: its in-process engine accepts them.
+    config.allow_synthetic = true;
     config.validate().context("config")?;
     let rt = tokio::runtime::Runtime::new().context("starting tokio")?;
     rt.block_on(async move {

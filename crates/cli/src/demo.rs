@@ -79,6 +79,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     }
     // The engine and Filecoin's verifier read the test parameters from the cache.
     config.params_dir = args.cache.clone();
+    // The demo's daemon proves with insecure test parameters anyway; the synthetic batch it
+    // suggests at the end runs against it.
+    config.allow_synthetic = true;
     // Before any thread starts: filecoin-proofs reads it once, at first use.
     crate::engine_setup::export_params_dir(&config);
     // Sealing the test sector writes its graph caches here, not under /var/tmp.

@@ -48,7 +48,7 @@ pub fn export_params_dir(config: &Config) {
 /// from `config.params_dir` in Filecoin's layout (see [`export_params_dir`]).
 pub fn planner(config: &Config) -> anyhow::Result<Arc<dyn Planner>> {
     Ok(Arc::new(Router {
-        synthetic: SyntheticPlanner::default(),
+        synthetic: config.allow_synthetic.then(SyntheticPlanner::default),
         other: Some(Arc::new(FilecoinPlanner::new(config.params_dir.clone()))),
     }))
 }

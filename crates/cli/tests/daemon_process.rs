@@ -155,7 +155,7 @@ fn prove_then_sigterm(
 fn sigterm_while_proving_completes_in_flight_and_exits_0() {
     let spec = "synthetic:constraints=4096,inputs=2,partitions=4";
     let (r, status) = prove_then_sigterm(
-        "[server]\ndrain_timeout = \"3m\"\n[memory]\nbudget = \"2GiB\"\n",
+        "[server]\ndrain_timeout = \"3m\"\n[memory]\nbudget = \"2GiB\"\n[allow]\nsynthetic = true\n",
         spec,
     );
     assert_eq!(
@@ -173,7 +173,7 @@ fn sigterm_past_the_drain_timeout_reports_cancelled_and_exits_0() {
     let spec = "synthetic:constraints=8192,inputs=2,partitions=24";
     let (r, status) = prove_then_sigterm(
         "[server]\ndrain_timeout = \"10ms\"\n[memory]\nbudget = \"2GiB\"\n\
-         [pipeline]\nsynthesis_concurrency = 1\n",
+         [pipeline]\nsynthesis_concurrency = 1\n[allow]\nsynthetic = true\n",
         spec,
     );
     assert_eq!(
@@ -188,7 +188,10 @@ fn sigterm_past_the_drain_timeout_reports_cancelled_and_exits_0() {
 #[test]
 fn bench_batch_and_status_against_a_running_daemon() {
     let dir = tempfile::tempdir().unwrap();
-    let mut d = spawn_daemon(dir.path(), "[memory]\nbudget = \"2GiB\"\n");
+    let mut d = spawn_daemon(
+        dir.path(),
+        "[memory]\nbudget = \"2GiB\"\n[allow]\nsynthetic = true\n",
+    );
     let svg = dir.path().join("timeline.svg");
     let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
         .args(["bench", "batch", "--addr", &d.addr, "--kind", "synthetic"])
@@ -238,6 +241,39 @@ fn bench_batch_and_status_against_a_running_daemon() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("InvalidArgument"));
 
+    sigterm(d.child.id());
+    assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
+}
+
+/// Issue 15 item 1: `cuzk daemon` planned any synthetic spec a client sent (one with
+/// `inputs=2^40` aborted the process). By default it now refuses synthetic requests and
+/// synthetic circuit ids with FAILED_PRECONDITION, and keeps serving.
+#[test]
+fn daemon_refuses_synthetic_requests_unless_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut d = spawn_daemon(dir.path(), "[memory]\nbudget = \"2GiB\"\n");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let addr = d.addr.clone();
+    rt.block_on(async move {
+        let mut c = cuzk_server::client::connect(&addr).await.expect("connect");
+        for spec in [
+            "synthetic:constraints=1,inputs=1099511627776",
+            "synthetic:constraints=1024,inputs=2",
+        ] {
+            let e = c.prove(synthetic(spec, spec)).await.unwrap_err();
+            assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{spec}: {e:?}");
+            assert!(e.message().contains("[allow] synthetic"), "{}", e.message());
+        }
+        let e = c
+            .preload_srs(cuzk_server::proto::PreloadSrsRequest {
+                circuit_id: "synthetic:constraints=2^30".into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
+        // Still serving.
+        c.get_status(GetStatusRequest {}).await.expect("status");
+    });
     sigterm(d.child.id());
     assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
 }

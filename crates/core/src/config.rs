@@ -25,6 +25,9 @@
 //! [metrics]
 //! sample_interval = "10ms"
 //! timeline_capacity = 100000
+//!
+//! [allow]
+//! synthetic = false         # synthetic circuits (benchmarks, tests): off in a daemon
 //! ```
 use crate::error::EngineError;
 use serde::Deserialize;
@@ -86,6 +89,12 @@ pub struct Config {
     pub sample_interval: Duration,
     /// Partitions kept in the timeline (oldest dropped first). Default 100 000.
     pub timeline_capacity: usize,
+    /// Accept `ProofKind::Synthetic` requests and synthetic circuit ids (`synthetic:…`,
+    /// `sha256:…`). They exist for benchmarks and tests: their SRS comes from an insecure
+    /// setup generated on first use, and a spec string chooses the work's size. Off by
+    /// default, so a daemon's clients cannot make it generate parameters or allocate by
+    /// spec. Default false.
+    pub allow_synthetic: bool,
 }
 
 const KIB: u64 = 1 << 10;
@@ -249,6 +258,8 @@ struct RawConfig {
     srs: RawSrs,
     #[serde(default)]
     metrics: RawMetrics,
+    #[serde(default)]
+    allow: RawAllow,
 }
 
 #[derive(Deserialize, Default)]
@@ -278,6 +289,12 @@ struct RawPipeline {
 struct RawSrs {
     params_dir: Option<PathBuf>,
     preload: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawAllow {
+    synthetic: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -328,6 +345,7 @@ impl Config {
             preload: Vec::new(),
             sample_interval: Duration::from_millis(10),
             timeline_capacity: 100_000,
+            allow_synthetic: false,
         }
     }
 
@@ -390,6 +408,9 @@ impl Config {
         }
         if let Some(v) = raw.metrics.timeline_capacity {
             c.timeline_capacity = v;
+        }
+        if let Some(v) = raw.allow.synthetic {
+            c.allow_synthetic = v;
         }
         c.validate()?;
         Ok(c)

@@ -30,6 +30,10 @@ pub enum EngineError {
         /// The total budget.
         budget: u64,
     },
+    /// The request asks for something this daemon's configuration turns off (synthetic
+    /// circuits, timing-only parameters). Not retryable until the operator changes it.
+    #[error("disabled: {0}")]
+    Disabled(String),
     /// The engine is shutting down and accepts no new work.
     #[error("engine is shutting down")]
     ShuttingDown,

@@ -128,6 +128,12 @@ impl SyntheticSpec {
                 why: "at most 2^30",
             });
         }
+        if spec.inputs > 1 << 24 {
+            return Err(SpecError::Range {
+                key: "inputs",
+                why: "at most 2^24",
+            });
+        }
         Ok(spec)
     }
 }

@@ -81,6 +81,7 @@ impl From<ApiError> for Status {
                     EngineError::Timeout(_) => Code::DeadlineExceeded,
                     EngineError::Srs { .. } => Code::FailedPrecondition,
                     EngineError::Config(_) => Code::FailedPrecondition,
+                    EngineError::Disabled(_) => Code::FailedPrecondition,
                     EngineError::Internal(_) => Code::Internal,
                     _ => Code::Internal,
                 };

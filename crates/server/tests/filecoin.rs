@@ -55,7 +55,7 @@ fn data() -> &'static (PathBuf, Manifest) {
 async fn start_filecoin() -> TestDaemon {
     let (dir, _) = data();
     let planner = Arc::new(Router {
-        synthetic: SyntheticPlanner::default(),
+        synthetic: Some(SyntheticPlanner::default()),
         other: Some(Arc::new(FilecoinPlanner::new(dir.clone()))),
     });
     let params = dir.clone();

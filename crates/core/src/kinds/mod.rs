@@ -17,8 +17,9 @@ pub mod synthetic;
 /// Routes by proof kind (for `plan`) and by circuit id (for parameters): `Synthetic` requests
 /// and ids starting with `synthetic:` or `sha256:` go to the synthetic planner.
 pub struct Router {
-    /// The synthetic planner.
-    pub synthetic: synthetic::SyntheticPlanner,
+    /// The synthetic planner; `None` refuses synthetic requests and ids with
+    /// [`EngineError::Disabled`] (a daemon's default: see `Config::allow_synthetic`).
+    pub synthetic: Option<synthetic::SyntheticPlanner>,
     /// Every other kind; `None` rejects them as unsupported.
     pub other: Option<Arc<dyn Planner>>,
 }
@@ -36,10 +37,19 @@ fn is_synthetic_id(circuit_id: &str) -> bool {
     circuit_id.starts_with("synthetic:") || circuit_id.starts_with("sha256:")
 }
 
+const SYNTHETIC_DISABLED: &str = "synthetic circuits are turned off in this daemon (they are \
+     for benchmarks and tests; `[allow] synthetic = true` in cuzk.toml turns them on)";
+
 impl Router {
+    fn synthetic(&self) -> Result<&synthetic::SyntheticPlanner, EngineError> {
+        self.synthetic
+            .as_ref()
+            .ok_or_else(|| EngineError::Disabled(SYNTHETIC_DISABLED.into()))
+    }
+
     fn for_id(&self, circuit_id: &str) -> Result<&dyn Planner, EngineError> {
         if is_synthetic_id(circuit_id) {
-            return Ok(&self.synthetic);
+            return Ok(self.synthetic()?);
         }
         self.other
             .as_deref()
@@ -50,7 +60,7 @@ impl Router {
 impl Planner for Router {
     fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
         if req.kind == ProofKind::Synthetic {
-            return self.synthetic.plan(req);
+            return self.synthetic()?.plan(req);
         }
         match &self.other {
             Some(p) => p.plan(req),
@@ -90,7 +100,7 @@ mod tests {
     #[test]
     fn routes_by_kind_and_id() {
         let r = Router {
-            synthetic: synthetic::SyntheticPlanner::default(),
+            synthetic: Some(synthetic::SyntheticPlanner::default()),
             other: None,
         };
         let porep = ProofRequest {
@@ -114,5 +124,25 @@ mod tests {
         let plan = r.plan(&syn).unwrap();
         assert_eq!(plan.partitions.len(), 2);
         assert!(r.srs_size_hint(&plan.partitions[0].circuit_id).unwrap() > 0);
+    }
+
+    /// Issue 15 item 1: a daemon planned any synthetic spec a client sent.
+    #[test]
+    fn synthetic_requests_and_ids_are_refused_when_disabled() {
+        let r = Router {
+            synthetic: None,
+            other: None,
+        };
+        let syn = ProofRequest {
+            kind: ProofKind::Synthetic,
+            vanilla_proof: b"synthetic:constraints=64,partitions=2".to_vec(),
+            ..Default::default()
+        };
+        assert!(matches!(r.plan(&syn), Err(EngineError::Disabled(_))));
+        for id in ["synthetic:constraints=64", "sha256:blocks=1"] {
+            assert!(matches!(r.load_srs(id), Err(EngineError::Disabled(_))));
+            assert!(matches!(r.srs_size_hint(id), Err(EngineError::Disabled(_))));
+        }
+        assert_eq!(r.prepare_size_hint("synthetic:constraints=64"), 0);
     }
 }

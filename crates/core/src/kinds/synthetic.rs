@@ -19,6 +19,11 @@ pub struct SyntheticPlanner {
     pub max_constraints: usize,
     /// Most partitions one request may ask for.
     pub max_partitions: usize,
+    /// Most public inputs a spec may ask for (each partition carries a copy, planned before
+    /// any reservation, so this bounds what a request allocates up front).
+    pub max_inputs: usize,
+    /// Most aux (private) variables a spec may ask for.
+    pub max_aux: usize,
     /// Seed of the test setup's toxic waste (tests only: anyone who knows it can forge).
     pub setup_seed: u64,
 }
@@ -28,6 +33,8 @@ impl Default for SyntheticPlanner {
         SyntheticPlanner {
             max_constraints: 1 << 24,
             max_partitions: 64,
+            max_inputs: 1 << 15,
+            max_aux: 1 << 26,
             setup_seed: 0x5eed_c0de,
         }
     }
@@ -73,9 +80,37 @@ pub fn circuit_id(spec: &CircuitSpec) -> String {
 
 impl SyntheticPlanner {
     fn spec_of(&self, circuit_id: &str) -> Result<CircuitSpec, EngineError> {
-        circuit_id
+        let spec = circuit_id
             .parse::<CircuitSpec>()
-            .map_err(|_| EngineError::UnknownCircuit(circuit_id.to_string()))
+            .map_err(|_| EngineError::UnknownCircuit(circuit_id.to_string()))?;
+        self.check(&spec)?;
+        Ok(spec)
+    }
+
+    /// Bounds every size a spec chooses, before anything is allocated for it: a request (or
+    /// a circuit id to preload) names its own work, so each dimension has a ceiling.
+    fn check(&self, spec: &CircuitSpec) -> Result<(), EngineError> {
+        let over = |what: &str, asked: usize, most: usize| {
+            Err(EngineError::InvalidRequest(format!(
+                "synthetic spec asks for {asked} {what}, at most {most} allowed"
+            )))
+        };
+        if spec.approx_constraints() > self.max_constraints {
+            return over(
+                "constraints",
+                spec.approx_constraints(),
+                self.max_constraints,
+            );
+        }
+        if let CircuitSpec::Synthetic(s) = spec {
+            if s.inputs > self.max_inputs {
+                return over("public inputs", s.inputs, self.max_inputs);
+            }
+            if s.num_aux() > self.max_aux {
+                return over("aux variables", s.num_aux(), self.max_aux);
+            }
+        }
+        Ok(())
     }
 
     /// (constraints, inputs with ONE, aux) of a spec, when known exactly.
@@ -104,13 +139,7 @@ impl Planner for SyntheticPlanner {
             .map_err(|_| EngineError::InvalidRequest("spec string is not UTF-8".into()))?;
         let r = parse_request(s.trim())
             .map_err(|e| EngineError::InvalidRequest(format!("synthetic spec `{s}`: {e}")))?;
-        if r.spec.approx_constraints() > self.max_constraints {
-            return Err(EngineError::InvalidRequest(format!(
-                "synthetic spec has ~{} constraints, more than the {} allowed",
-                r.spec.approx_constraints(),
-                self.max_constraints
-            )));
-        }
+        self.check(&r.spec)?;
         if r.partitions > self.max_partitions {
             return Err(EngineError::InvalidRequest(format!(
                 "{} partitions requested, at most {} allowed",
@@ -227,5 +256,43 @@ mod tests {
             p.params_path("porep-32g"),
             Err(EngineError::UnknownCircuit(_))
         ));
+    }
+
+    /// Issue 15 item 1: `inputs=2^40` planned `(0..inputs).collect()` per partition with no
+    /// reservation, and the allocation failure aborted the whole process.
+    #[test]
+    fn synthetic_spec_with_huge_inputs_is_refused_not_allocated() {
+        let p = SyntheticPlanner::default();
+        for spec in [
+            "synthetic:constraints=1,inputs=1099511627776",
+            "synthetic:constraints=1024,inputs=40000",
+            "synthetic:constraints=2^24,aux=16",
+            "synthetic:constraints=2^25",
+            "sha256:blocks=1048576",
+        ] {
+            let req = ProofRequest {
+                kind: ProofKind::Synthetic,
+                vanilla_proof: spec.as_bytes().to_vec(),
+                ..Default::default()
+            };
+            match p.plan(&req) {
+                Err(EngineError::InvalidRequest(m)) => assert!(m.contains("at most"), "{m}"),
+                other => panic!("{spec}: {:?}", other.map(|j| j.partitions.len())),
+            }
+        }
+        // A circuit id names its size too: preloading one must not generate a 2^30 SRS.
+        for id in [
+            "synthetic:constraints=2^30",
+            "synthetic:constraints=1,inputs=1099511627776",
+        ] {
+            let refused = |r: Result<(), EngineError>| {
+                matches!(
+                    r,
+                    Err(EngineError::InvalidRequest(_) | EngineError::UnknownCircuit(_))
+                )
+            };
+            assert!(refused(p.srs_size_hint(id).map(drop)), "{id}");
+            assert!(refused(p.load_srs(id).map(drop)), "{id}");
+        }
     }
 }
