@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tokio_stream::StreamExt as _;
 
 /// How long the gRPC server may take to close its connections once the engine has drained
 /// (every waiting RPC has its answer by then; this only covers writing it out).
@@ -115,9 +116,11 @@ impl Daemon {
                     .await
             }),
             Bound::Unix(l, guard) => tokio::spawn(async move {
-                let r = router
-                    .serve_with_incoming_shutdown(UnixListenerStream::new(l), signal)
-                    .await;
+                // Clients that send the socket path as `:authority` (grpc-core, grpc-java,
+                // grpcurl) are served as if they had sent `localhost`: see authority.rs.
+                let incoming = UnixListenerStream::new(l)
+                    .map(|conn| conn.map(crate::authority::AuthorityFix::new));
+                let r = router.serve_with_incoming_shutdown(incoming, signal).await;
                 drop(guard);
                 r
             }),

@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod authority;
 pub mod client;
 mod convert;
 mod daemon;
