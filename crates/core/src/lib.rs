@@ -3,8 +3,10 @@
 //! - [`budget`]: the byte-level [`MemoryBudget`] and RAII [`Reservation`]s.
 //! - [`estimate`]: per-circuit working-set estimates, calibrated from real partitions.
 //! - [`srs`]: the SRS cache (load on demand, ref-counted, LRU eviction, tiers).
-//! - [`engine`]: the [`Engine`]: scheduler, admission, synthesis, provers, finalizers,
-//!   assembler, status.
+//! - [`engine`]: the [`Engine`] handle: submit, wait, cancel, preload, evict, shutdown.
+//! - `pipeline/`: the stages a partition goes through, one file each (admission, synthesis,
+//!   prover, finalize, assembler); `jobs.rs`: the job registry and the request buffer;
+//!   [`status`] and `prometheus.rs`: what the engine reports.
 //! - [`planner`]: the [`Planner`] trait through which proof kinds plug in; [`kinds`] holds
 //!   the planners (synthetic circuits here; Filecoin kinds in `kinds::filecoin`).
 //! - [`metrics`]: stage gauges, timeline, memory samples.
@@ -19,17 +21,21 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod estimate;
+mod jobs;
 pub mod kinds;
 pub mod metrics;
+mod pipeline;
 pub mod planner;
+mod prometheus;
 pub mod request;
 mod reuse;
 pub mod srs;
+pub mod status;
 pub mod verify;
 
 pub use budget::{BudgetSnapshot, Category, MemoryBudget, Reservation};
 pub use config::Config;
-pub use engine::{DeviceStatus, Engine, EngineStatus, EvictOutcome, PreloadOutcome, QueueStatus};
+pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
 pub use estimate::WorkingSetEstimate;
 pub use metrics::{MemorySample, PartitionTimeline, Stage, StageGauges};
@@ -39,3 +45,4 @@ pub use planner::{
 };
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
 pub use srs::{SrsEntryStatus, SrsTier};
+pub use status::{DeviceStatus, EngineStatus, EvictOutcome, PreloadOutcome, QueueStatus};
