@@ -1,37 +1,40 @@
 //! The proving engine: memory budget, SRS cache, scheduler, partition pipeline, metrics.
 //!
-//! - [`budget`]: the byte-level [`MemoryBudget`] and RAII [`Reservation`]s.
-//! - [`estimate`]: per-circuit working-set estimates, calibrated from real partitions.
-//! - [`srs`]: the SRS cache (load on demand, ref-counted, LRU eviction, tiers).
-//! - [`engine`]: the [`Engine`] handle: submit, wait, cancel, preload, evict, shutdown.
+//! - [`Engine`] (`engine.rs`): the handle: submit, wait, cancel, preload and evict SRSs,
+//!   status, shutdown.
 //! - `pipeline/`: the stages a partition goes through, one file each (admission, synthesis,
-//!   prover, finalize, assembler); `jobs.rs`: the job registry and the request buffer;
-//!   [`status`] and `prometheus.rs`: what the engine reports.
-//! - [`planner`]: the [`Planner`] trait through which proof kinds plug in; [`kinds`] holds
+//!   prover, finalize, assembler), over the state they share; `jobs.rs`: the job registry
+//!   and the request buffer; `status.rs` and `prometheus.rs`: what the engine reports.
+//! - `budget.rs`: the byte-level [`MemoryBudget`] and RAII [`Reservation`]s.
+//! - `estimate.rs`: per-circuit working-set estimates, calibrated from real partitions.
+//! - `srs.rs`: the SRS cache (load on demand, ref-counted, LRU eviction, tiers).
+//! - `planner.rs`: the [`Planner`] trait through which proof kinds plug in; [`kinds`] holds
 //!   the planners (synthetic circuits here; Filecoin kinds in `kinds::filecoin`).
-//! - [`metrics`]: stage gauges, timeline, memory samples.
+//! - `metrics.rs`: stage gauges, timeline, memory samples.
 //! - [`config`]: `cuzk.toml` → validated [`Config`].
 //! - [`bench`](mod@bench): the pipeline benchmark the CLI runs.
+//!
+//! What users need is re-exported here; the rest is private to the crate.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod bench;
-pub mod budget;
+mod budget;
 pub mod config;
-pub mod engine;
-pub mod error;
-pub mod estimate;
+mod engine;
+mod error;
+mod estimate;
 mod jobs;
 pub mod kinds;
-pub mod metrics;
+mod metrics;
 mod pipeline;
-pub mod planner;
+mod planner;
 mod prometheus;
-pub mod request;
+mod request;
 mod reuse;
-pub mod srs;
-pub mod status;
-pub mod verify;
+mod srs;
+mod status;
+mod verify;
 
 pub use budget::{BudgetSnapshot, Category, MemoryBudget, Reservation};
 pub use config::Config;
