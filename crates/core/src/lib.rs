@@ -1,35 +1,44 @@
 //! The proving engine: memory budget, SRS cache, scheduler, partition pipeline, metrics.
 //!
-//! - [`budget`]: the byte-level [`MemoryBudget`] and RAII [`Reservation`]s.
-//! - [`estimate`]: per-circuit working-set estimates, calibrated from real partitions.
-//! - [`srs`]: the SRS cache (load on demand, ref-counted, LRU eviction, tiers).
-//! - [`engine`]: the [`Engine`]: scheduler, admission, synthesis, provers, finalizers,
-//!   assembler, status.
-//! - [`planner`]: the [`Planner`] trait through which proof kinds plug in; [`kinds`] holds
+//! - [`Engine`] (`engine.rs`): the handle: submit, wait, cancel, preload and evict SRSs,
+//!   status, shutdown.
+//! - `pipeline/`: the stages a partition goes through, one file each (admission, synthesis,
+//!   prover, finalize, assembler), over the state they share; `jobs.rs`: the job registry
+//!   and the request buffer; `status.rs` and `prometheus.rs`: what the engine reports.
+//! - `budget.rs`: the byte-level [`MemoryBudget`] and RAII [`Reservation`]s.
+//! - `estimate.rs`: per-circuit working-set estimates, calibrated from real partitions.
+//! - `srs.rs`: the SRS cache (load on demand, ref-counted, LRU eviction, tiers).
+//! - `planner.rs`: the [`Planner`] trait through which proof kinds plug in; [`kinds`] holds
 //!   the planners (synthetic circuits here; Filecoin kinds in `kinds::filecoin`).
-//! - [`metrics`]: stage gauges, timeline, memory samples.
+//! - `metrics.rs`: stage gauges, timeline, memory samples.
 //! - [`config`]: `cuzk.toml` → validated [`Config`].
 //! - [`bench`](mod@bench): the pipeline benchmark the CLI runs.
+//!
+//! What users need is re-exported here; the rest is private to the crate.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod bench;
-pub mod budget;
+mod budget;
 pub mod config;
-pub mod engine;
-pub mod error;
-pub mod estimate;
+mod engine;
+mod error;
+mod estimate;
+mod jobs;
 pub mod kinds;
-pub mod metrics;
-pub mod planner;
-pub mod request;
+mod metrics;
+mod pipeline;
+mod planner;
+mod prometheus;
+mod request;
 mod reuse;
-pub mod srs;
-pub mod verify;
+mod srs;
+mod status;
+mod verify;
 
 pub use budget::{BudgetSnapshot, Category, MemoryBudget, Reservation};
 pub use config::Config;
-pub use engine::{DeviceStatus, Engine, EngineStatus, EvictOutcome, PreloadOutcome, QueueStatus};
+pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
 pub use estimate::WorkingSetEstimate;
 pub use metrics::{MemorySample, PartitionTimeline, Stage, StageGauges};
@@ -39,3 +48,4 @@ pub use planner::{
 };
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
 pub use srs::{SrsEntryStatus, SrsTier};
+pub use status::{DeviceStatus, EngineStatus, EvictOutcome, PreloadOutcome, QueueStatus};

@@ -68,8 +68,6 @@ pub struct LoadedSrs {
     pub srs: Srs,
     /// The verifying key prepared for pairings, computed on first use.
     pvk: OnceLock<PreparedVk>,
-    /// How long the load took.
-    pub load_time: Duration,
     /// What the planner derived for this circuit id after loading (see
     /// [`Planner::prepare`]); covered by the entry's reservation.
     pub prepared: Option<crate::planner::PreparedData>,
@@ -290,7 +288,6 @@ impl SrsCache {
             circuit_id: circuit_id.to_string(),
             srs,
             pvk: OnceLock::new(),
-            load_time,
             prepared: prepared.map(|p| p.data),
         });
         {

@@ -1,0 +1,393 @@
+//! The job registry: every job by id and by request id (kept for `result_retention` after
+//! it ends), each job's progress and outcome, and the request buffer, of which every
+//! unfinished job holds a [`RequestPermit`] for its payload bytes.
+use crate::budget::Reservation;
+use crate::error::EngineError;
+use crate::metrics::Metrics;
+use crate::planner::{FinishFn, VerifyFn};
+use crate::request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The budget slice set aside for request payloads, and the part unfinished jobs use.
+pub(crate) struct RequestPool {
+    /// The slice (a `Requests` reservation); taken, and so given back, at shutdown.
+    slice: Mutex<Option<Reservation>>,
+    /// Payload bytes held by [`RequestPermit`]s.
+    in_use: AtomicU64,
+}
+
+impl RequestPool {
+    /// Takes `bytes` of the slice, or says how much is in use of how much.
+    fn try_take(self: &Arc<Self>, bytes: u64) -> Result<RequestPermit, EngineError> {
+        let size = self.slice.lock().as_ref().map_or(0, Reservation::bytes);
+        let in_use = self.in_use.fetch_add(bytes, Ordering::SeqCst);
+        if in_use + bytes > size {
+            self.in_use.fetch_sub(bytes, Ordering::SeqCst);
+            return Err(EngineError::QueueFull(format!(
+                "request payloads would use {} of {} buffered bytes",
+                in_use + bytes,
+                size
+            )));
+        }
+        Ok(RequestPermit {
+            pool: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// One job's payload bytes within the request buffer; dropping it gives them back.
+pub(crate) struct RequestPermit {
+    /// The pool the bytes came from.
+    pool: Arc<RequestPool>,
+    /// The job's payload bytes.
+    bytes: u64,
+}
+
+impl Drop for RequestPermit {
+    fn drop(&mut self) {
+        self.pool.in_use.fetch_sub(self.bytes, Ordering::SeqCst);
+    }
+}
+
+/// What changes while a job runs; behind [`Job::progress`].
+pub(crate) struct JobProgress {
+    /// Partition proofs by index, until the last one arrives.
+    pub(crate) proofs: Vec<Option<Vec<u8>>>,
+    /// Partition proofs stored.
+    pub(crate) done: usize,
+    /// Whether a partition was admitted.
+    pub(crate) started: bool,
+    /// When the first partition was admitted.
+    pub(crate) first_admit: Option<Instant>,
+    /// Time spent per stage, summed over partitions.
+    pub(crate) timings: JobTimings,
+    /// The plan's whole-proof check.
+    pub(crate) verify: Option<Arc<VerifyFn>>,
+    /// The plan's whole-proof finishing step.
+    pub(crate) finish: Option<Arc<FinishFn>>,
+    /// The job's share of the request buffer, held until the job ends.
+    request: Option<RequestPermit>,
+    /// When the job ended.
+    pub(crate) finished_at: Option<Instant>,
+}
+
+/// One submitted job.
+pub(crate) struct Job {
+    /// `job-00000001`.
+    pub(crate) id: String,
+    /// The caller's id, for de-duplication (may be empty).
+    pub(crate) request_id: String,
+    /// The proof kind.
+    pub(crate) kind: ProofKind,
+    /// The scheduling priority.
+    pub(crate) priority: Priority,
+    /// Submission order, the tie-break between jobs of one priority.
+    pub(crate) seq: u64,
+    /// When `submit` registered it.
+    submitted: Instant,
+    /// Partitions.
+    pub(crate) n: usize,
+    /// Set when the job ends other than by completing: in-flight partitions drop at their next
+    /// check, waits for memory or SRS are abandoned.
+    cancel: watch::Sender<bool>,
+    /// The outcome, once known; `wait` subscribes.
+    outcome: watch::Sender<Option<JobOutcome>>,
+    /// Proofs, timings and state, under one lock.
+    pub(crate) progress: Mutex<JobProgress>,
+}
+
+impl Job {
+    /// Whether the job ended other than by completing.
+    pub(crate) fn cancelled(&self) -> bool {
+        *self.cancel.borrow()
+    }
+
+    /// Returns once the job ended other than by completing.
+    pub(crate) async fn wait_cancelled(&self) {
+        let mut rx = self.cancel.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+
+    /// Whether the job ended.
+    pub(crate) fn finished(&self) -> bool {
+        self.progress.lock().finished_at.is_some()
+    }
+
+    /// Whether a partition was admitted.
+    pub(crate) fn started(&self) -> bool {
+        self.progress.lock().started
+    }
+
+    /// Returns once the job ended.
+    pub(crate) async fn ended(&self) {
+        let mut rx = self.outcome.subscribe();
+        let _ = rx.wait_for(|o| o.is_some()).await;
+    }
+
+    /// The outcome, waiting for it up to `timeout`; past it, `TimedOut` with the timings so far.
+    pub(crate) async fn outcome(&self, timeout: Option<Duration>) -> JobOutcome {
+        let mut rx = self.outcome.subscribe();
+        let fut = async {
+            rx.wait_for(|o| o.is_some())
+                .await
+                .map(|o| o.clone())
+                .ok()
+                .flatten()
+        };
+        let out = match timeout {
+            Some(t) => tokio::time::timeout(t, fut).await.ok().flatten(),
+            None => fut.await,
+        };
+        out.unwrap_or_else(|| {
+            let p = self.progress.lock();
+            let mut timings = p.timings;
+            timings.total = self.submitted.elapsed();
+            timings.queue_wait = p
+                .first_admit
+                .map_or(timings.total, |t| t.duration_since(self.submitted));
+            JobOutcome {
+                job_id: self.id.clone(),
+                state: JobState::TimedOut,
+                timings,
+            }
+        })
+    }
+
+    /// Notes that a partition was admitted.
+    pub(crate) fn mark_admitted(&self) {
+        let mut p = self.progress.lock();
+        p.started = true;
+        p.first_admit.get_or_insert_with(Instant::now);
+    }
+
+    /// Ends the job once: publishes the outcome, counts it, gives its request bytes back and,
+    /// unless it completed, signals its in-flight partitions. Returns true when this call ended
+    /// it other than by completing: its queued partitions are then the caller's to drop.
+    pub(crate) fn end(&self, state: JobState, metrics: &Metrics) -> bool {
+        let timings = {
+            let mut p = self.progress.lock();
+            if p.finished_at.is_some() {
+                return false;
+            }
+            let now = Instant::now();
+            p.finished_at = Some(now);
+            p.timings.total = now.duration_since(self.submitted);
+            p.timings.queue_wait = p
+                .first_admit
+                .map_or(p.timings.total, |t| t.duration_since(self.submitted));
+            p.proofs.clear();
+            drop(p.request.take());
+            p.timings
+        };
+        let counter = match &state {
+            JobState::Completed { .. } => &metrics.completed,
+            JobState::Failed { error } => {
+                tracing::warn!(job = %self.id, cause = %error, "job failed");
+                &metrics.failed
+            }
+            _ => &metrics.cancelled,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let completed = matches!(state, JobState::Completed { .. });
+        self.outcome.send_replace(Some(JobOutcome {
+            job_id: self.id.clone(),
+            state,
+            timings,
+        }));
+        if !completed {
+            self.cancel.send_replace(true);
+        }
+        !completed
+    }
+}
+
+/// A job to register: what [`Registry::register`] needs beyond the request.
+pub(crate) struct NewJob {
+    /// Partitions.
+    pub(crate) partitions: usize,
+    /// The plan's whole-proof check.
+    pub(crate) verify: Option<VerifyFn>,
+    /// The plan's whole-proof finishing step.
+    pub(crate) finish: Option<FinishFn>,
+    /// Unfinished jobs allowed at once.
+    pub(crate) max_queued: usize,
+}
+
+/// What [`Registry::register`] did.
+pub(crate) enum Registered {
+    /// A job with the request's id exists: this one.
+    Duplicate(String),
+    /// A new job, and the unstarted jobs of its priority or higher ahead of it.
+    New {
+        /// The job.
+        job: Arc<Job>,
+        /// Unstarted jobs ahead of it.
+        queue_position: u32,
+    },
+}
+
+/// The maps behind [`Registry`]'s lock.
+#[derive(Default)]
+struct Jobs {
+    /// Jobs by job id.
+    by_id: HashMap<String, Arc<Job>>,
+    /// Job ids by request id (requests that carried one).
+    by_request: HashMap<String, String>,
+}
+
+/// Every job, unfinished or recently ended, and the request buffer.
+pub(crate) struct Registry {
+    /// Jobs by id and by request id.
+    jobs: Mutex<Jobs>,
+    /// The request buffer, shared with the permits jobs hold.
+    requests: Arc<RequestPool>,
+    /// The next job's sequence number.
+    next_seq: AtomicU64,
+}
+
+impl Registry {
+    /// An empty registry whose request buffer is `slice`.
+    pub(crate) fn new(slice: Reservation) -> Registry {
+        Registry {
+            jobs: Mutex::new(Jobs::default()),
+            requests: Arc::new(RequestPool {
+                slice: Mutex::new(Some(slice)),
+                in_use: AtomicU64::new(0),
+            }),
+            next_seq: AtomicU64::new(1),
+        }
+    }
+
+    /// The job of a request id.
+    pub(crate) fn by_request(&self, request_id: &str) -> Option<Arc<Job>> {
+        let jobs = self.jobs.lock();
+        let id = jobs.by_request.get(request_id)?;
+        jobs.by_id.get(id).cloned()
+    }
+
+    /// A job by id. Unknown id: `NotFound`.
+    pub(crate) fn get(&self, job_id: &str) -> Result<Arc<Job>, EngineError> {
+        self.jobs
+            .lock()
+            .by_id
+            .get(job_id)
+            .cloned()
+            .ok_or_else(|| EngineError::NotFound(format!("job `{job_id}`")))
+    }
+
+    /// Registers a job for `req`, unless one with its request id exists. Too many unfinished
+    /// jobs, or a payload that does not fit the request buffer: `QueueFull`.
+    pub(crate) fn register(
+        &self,
+        req: &ProofRequest,
+        new: NewJob,
+    ) -> Result<Registered, EngineError> {
+        let payload = req.payload_bytes();
+        let mut jobs = self.jobs.lock();
+        // Re-check under the lock: two submits with one request id race here.
+        if !req.request_id.is_empty() {
+            if let Some(id) = jobs.by_request.get(&req.request_id) {
+                return Ok(Registered::Duplicate(id.clone()));
+            }
+        }
+        let active: Vec<&Arc<Job>> = jobs.by_id.values().filter(|j| !j.finished()).collect();
+        if active.len() >= new.max_queued {
+            return Err(EngineError::QueueFull(format!(
+                "{} jobs queued or running (limit {})",
+                active.len(),
+                new.max_queued
+            )));
+        }
+        let queue_position = active
+            .iter()
+            .filter(|j| j.priority >= req.priority && !j.started())
+            .count() as u32;
+        let request = self.requests.try_take(payload)?;
+        let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
+        let job = Arc::new(Job {
+            id: format!("job-{seq:08}"),
+            request_id: req.request_id.clone(),
+            kind: req.kind,
+            priority: req.priority,
+            seq,
+            submitted: Instant::now(),
+            n: new.partitions,
+            cancel: watch::channel(false).0,
+            outcome: watch::channel(None).0,
+            progress: Mutex::new(JobProgress {
+                proofs: vec![None; new.partitions],
+                done: 0,
+                started: false,
+                first_admit: None,
+                timings: JobTimings::default(),
+                verify: new.verify.map(Arc::new),
+                finish: new.finish.map(Arc::new),
+                request: Some(request),
+                finished_at: None,
+            }),
+        });
+        jobs.by_id.insert(job.id.clone(), job.clone());
+        if !req.request_id.is_empty() {
+            jobs.by_request
+                .insert(req.request_id.clone(), job.id.clone());
+        }
+        Ok(Registered::New {
+            job,
+            queue_position,
+        })
+    }
+
+    /// Every job in the registry.
+    pub(crate) fn all(&self) -> Vec<Arc<Job>> {
+        self.jobs.lock().by_id.values().cloned().collect()
+    }
+
+    /// Jobs that have not ended.
+    pub(crate) fn unfinished(&self) -> Vec<Arc<Job>> {
+        let jobs = self.jobs.lock();
+        jobs.by_id
+            .values()
+            .filter(|j| !j.finished())
+            .cloned()
+            .collect()
+    }
+
+    /// Forgets jobs that ended more than `retention` ago.
+    pub(crate) fn purge_expired(&self, retention: Duration) {
+        let mut jobs = self.jobs.lock();
+        let expired: Vec<String> = jobs
+            .by_id
+            .values()
+            .filter(|j| {
+                j.progress
+                    .lock()
+                    .finished_at
+                    .is_some_and(|t| t.elapsed() > retention)
+            })
+            .map(|j| j.id.clone())
+            .collect();
+        for id in expired {
+            if let Some(j) = jobs.by_id.remove(&id) {
+                if !j.request_id.is_empty() {
+                    jobs.by_request.remove(&j.request_id);
+                }
+            }
+        }
+    }
+
+    /// Payload bytes unfinished jobs hold of the request buffer.
+    pub(crate) fn request_bytes_in_use(&self) -> u64 {
+        self.requests.in_use.load(Ordering::Relaxed)
+    }
+
+    /// Gives the request buffer back to the budget (shutdown).
+    pub(crate) fn close_requests(&self) {
+        self.requests.slice.lock().take();
+    }
+}

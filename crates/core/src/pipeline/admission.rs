@@ -1,0 +1,166 @@
+//! Admission, the first stage: takes the next queued partition once a synthesis slot is
+//! free, then gets its SRS and its memory reservation, waiting in priority order.
+//!
+//! Admission is one task, so at most one partition waits for memory at a time and no waiter
+//! holds memory another waiter needs (no hold-and-wait cycle between partitions). The
+//! reservation is taken before synthesis allocates. [`check_fits`] refuses at submit what
+//! could never be admitted.
+use super::partition::{Admitted, Held, Partition, Planned};
+use super::shared::Shared;
+use crate::budget::{Category, Reservation};
+use crate::error::{BudgetError, EngineError};
+use crate::planner::PartitionPlan;
+use tokio::sync::{watch, OwnedSemaphorePermit};
+
+/// Waits for a synthesis slot, then for a queued partition. `None` once the engine stops.
+pub(crate) async fn next(
+    sh: &Shared,
+    stop: &mut watch::Receiver<bool>,
+) -> Option<(Partition<Planned>, OwnedSemaphorePermit)> {
+    let permit = tokio::select! {
+        p = sh.synth_permits.clone().acquire_owned() => p.ok()?,
+        _ = stop.wait_for(|s| *s) => return None,
+    };
+    loop {
+        if *stop.borrow() {
+            return None;
+        }
+        if let Some(p) = sh.queue.pop() {
+            return Some((p, permit));
+        }
+        tokio::select! {
+            _ = sh.queue.notified() => {}
+            _ = stop.wait_for(|s| *s) => return None,
+        }
+    }
+}
+
+/// Gets the partition's SRS and memory (waiting in priority order). `None`: it left the
+/// pipeline (its job ended, or it failed and failed the job).
+pub(crate) async fn admit(
+    sh: &Shared,
+    p: Partition<Planned>,
+    permit: OwnedSemaphorePermit,
+) -> Option<Partition<Admitted>> {
+    if p.job.cancelled() {
+        return None;
+    }
+    let flight = sh.drain.in_flight.enter();
+    let (p, work) = p.take_work();
+    let Planned {
+        shape_hint,
+        synthesize,
+    } = work;
+    let prio = p.job.priority;
+    // The load runs in a task of its own: a cancelled job must not abandon a half-done load
+    // (its memory would outlive the reservation); the SRS then stays cached, idle.
+    let load = {
+        let (srs, id) = (sh.srs.clone(), p.circuit_id.clone());
+        tokio::spawn(async move { srs.get(&id, prio).await })
+    };
+    let acquired = tokio::select! {
+        r = load => r.unwrap_or_else(|e| Err(EngineError::Internal(format!("SRS task: {e}")))),
+        _ = p.job.wait_cancelled() => return None,
+    };
+    let acquired = match acquired {
+        Ok(a) => a,
+        Err(e) => return p.fail(sh, "SRS", e),
+    };
+    if !acquired.was_loaded {
+        p.job.progress.lock().timings.srs_load += acquired.load_time;
+    }
+    let srs_bytes = sh.srs.size_hint(&p.circuit_id);
+    let total = sh.budget.total();
+    let est = sh
+        .estimator
+        .estimate(&p.circuit_id, shape_hint, srs_bytes, total / 4);
+    let need = est.admission_bytes();
+    if need + srs_bytes.unwrap_or(0) > total {
+        let error = EngineError::TooLarge {
+            what: format!(
+                "partition {} of {} (working set + SRS)",
+                p.index, p.circuit_id
+            ),
+            needed: need + srs_bytes.unwrap_or(0),
+            budget: total,
+        };
+        return p.fail_job(sh, error.to_string());
+    }
+    // A finished partition's buffers of this circuit come with the reservation covering them;
+    // only what the estimate asks beyond that is acquired.
+    let (kept, kept_res) = match sh.buffers.take(&p.circuit_id) {
+        Some((b, r)) => (Some(b), Some(r)),
+        None => (None, None),
+    };
+    let more = need.saturating_sub(kept_res.as_ref().map_or(0, Reservation::bytes));
+    let res = match (kept_res, more) {
+        (Some(r), 0) => Ok(r),
+        (kept_res, more) => {
+            let r = tokio::select! {
+                r = sh.budget.acquire(more, Category::WorkingSet, prio) => r,
+                _ = p.job.wait_cancelled() => return None,
+            };
+            r.map(|extra| match kept_res {
+                Some(mut r) => {
+                    // Same budget, same category: merging cannot fail.
+                    let _ = r.merge(extra);
+                    r
+                }
+                None => extra,
+            })
+        }
+    };
+    let reservation = match res {
+        Ok(r) => r,
+        Err(BudgetError::Closed) => return None,
+        Err(e) => return p.fail(sh, "memory", e),
+    };
+    p.job.mark_admitted();
+    p.tracker.stamp(|r, t| r.admitted = Some(t));
+    Some(p.with_work(Admitted {
+        synthesize,
+        reuse: kept,
+        permit,
+        held: Held {
+            srs: acquired.handle,
+            reservation,
+            flight,
+        },
+    }))
+}
+
+/// Refuses a job at submit when one of its partitions could never be admitted: its SRS, or
+/// its working set with its SRS, is larger than the whole budget.
+pub(crate) fn check_fits(sh: &Shared, parts: &[PartitionPlan]) -> Result<(), EngineError> {
+    let total = sh.budget.total();
+    for p in parts {
+        let srs = sh.srs.size_hint(&p.circuit_id);
+        if let Some(s) = srs {
+            if s > total {
+                return Err(EngineError::TooLarge {
+                    what: format!("SRS {}", p.circuit_id),
+                    needed: s,
+                    budget: total,
+                });
+            }
+        }
+        let known = p.shape_hint.is_some() || sh.estimator.calibrated(&p.circuit_id).is_some();
+        if known {
+            let e = sh
+                .estimator
+                .estimate(&p.circuit_id, p.shape_hint, srs, total / 4);
+            let need = e.admission_bytes();
+            if need + srs.unwrap_or(0) > total {
+                return Err(EngineError::TooLarge {
+                    what: format!(
+                        "partition {} of {} (working set + SRS)",
+                        p.index, p.circuit_id
+                    ),
+                    needed: need + srs.unwrap_or(0),
+                    budget: total,
+                });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! The prover stage: a worker of a device takes a synthesized partition from the channel,
+//! waits for the device's interlock, and runs the backend's `start` (the MSMs and NTTs) on a
+//! blocking thread.
+//!
+//! Afterwards a/b/c are gone, or handed back and kept for the next synthesis with the bytes
+//! that cover them, and the reservation shrinks to what the pending proof holds.
+use super::partition::{Circuit, Held, Partition, Started};
+use super::shared::Shared;
+use crate::estimate::resident_bytes;
+use crate::metrics::Stage;
+use cuzk_groth16::prover::PendingG2;
+use cuzk_groth16::{Pending, Scalar};
+use ff::Field;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Heap bytes a pending proof holds (what its reservation keeps after `start`).
+fn pending_bytes(p: &Pending) -> u64 {
+    const FIXED: u64 = 1024;
+    match &p.b_g2 {
+        PendingG2::Done(_) => FIXED,
+        PendingG2::Deferred {
+            inputs,
+            aux,
+            b_input_density,
+            b_aux_density,
+        } => {
+            FIXED
+                + 32 * (inputs.capacity() + aux.capacity()) as u64
+                + 8 * (b_input_density.words.capacity() + b_aux_density.words.capacity()) as u64
+        }
+    }
+}
+
+fn random_scalar() -> Scalar {
+    Scalar::random(rand_core::OsRng)
+}
+
+/// Runs `start` for a partition on device `dev`. `None`: it left the pipeline (its job
+/// ended, or `start` failed and failed the job).
+pub(crate) async fn prove(
+    sh: &Shared,
+    dev: usize,
+    p: Partition<Circuit>,
+) -> Option<Partition<Started>> {
+    let (mut p, Circuit { circuit, held }) = p.take_work();
+    p.tracker.stamp(|r, t| r.sent = Some(t));
+    if p.job.cancelled() {
+        return None;
+    }
+    let device = &sh.devices[dev];
+    let lock = if sh.config.prover_interlock {
+        Some(device.interlock.lock().await)
+    } else {
+        None
+    };
+    if p.job.cancelled() {
+        return None;
+    }
+    p.tracker.to(Stage::Proving);
+    let dev_name = device.name.clone();
+    p.tracker.stamp(|r, t| {
+        r.prove_start = Some(t);
+        r.device = Some(dev_name);
+    });
+    *device.current.lock() = Some((p.job.id.clone(), p.job.kind));
+    let Held {
+        srs,
+        mut reservation,
+        flight,
+    } = held;
+    let backend = device.backend.clone();
+    let t0 = Instant::now();
+    let reuse = sh.buffers.enabled();
+    let out = tokio::task::spawn_blocking(move || {
+        let r = if reuse {
+            backend.start_reusing(&srs.srs, circuit, random_scalar(), random_scalar())
+        } else {
+            backend
+                .start(&srs.srs, circuit, random_scalar(), random_scalar())
+                .map(|p| (p, None))
+        };
+        (r, srs)
+    })
+    .await;
+    let dt = t0.elapsed();
+    device
+        .busy_ns
+        .fetch_add(dt.as_nanos() as u64, Ordering::Relaxed);
+    device.partitions.fetch_add(1, Ordering::Relaxed);
+    *device.current.lock() = None;
+    drop(lock);
+    p.tracker.stamp(|r, t| r.prove_end = Some(t));
+    p.job.progress.lock().timings.prover += dt;
+    let ((pending, spent), srs) = match out {
+        Ok((Ok(started), srs)) => (started, srs),
+        Ok((Err(e), _)) => return p.fail(sh, "prover start", e),
+        Err(e) => return p.fail(sh, "prover task", e),
+    };
+    // a/b/c are gone, or handed back: kept for the next synthesis with the bytes that
+    // cover them, unless someone waits for memory (the waiter gets the bytes instead).
+    // Freeing gigabytes (unmapping) runs off the runtime's threads, and the bytes are
+    // returned to the budget only once the memory is gone.
+    if let Some(spent) = spent {
+        let part = reservation.split(resident_bytes(&spent).min(reservation.bytes()));
+        let freed = if sh.budget.has_waiters() {
+            Some((spent, part))
+        } else {
+            sh.buffers.put(&p.circuit_id, spent, part)
+        };
+        if let Some(set) = freed {
+            tokio::task::spawn_blocking(move || drop(set));
+        }
+    }
+    // Keep only what the pending proof holds.
+    let pend = pending_bytes(&pending);
+    if reservation.bytes() < pend {
+        reservation.grow_unchecked(pend - reservation.bytes());
+    } else {
+        reservation.shrink_to(pend);
+    }
+    p.tracker.to(Stage::Finalizing);
+    Some(p.with_work(Started {
+        pending,
+        backend: device.backend.clone(),
+        held: Held {
+            srs,
+            reservation,
+            flight,
+        },
+    }))
+}

@@ -1,0 +1,270 @@
+//! What every stage shares, placed below them all: the resources (budget, SRS cache,
+//! estimator, kept buffers, devices), the admission [`Queue`], the provers' channel, the
+//! synthesis and finalizer permits, the job registry, and the [`Drain`] that shutdown runs.
+//!
+//! Also the failure path of every stage, [`Partition::fail`]: failing a job drops its queued
+//! partitions, so it lives beside the queue.
+use super::partition::{Circuit, InFlight, Partition, Planned};
+use crate::budget::{Category, MemoryBudget};
+use crate::config::Config;
+use crate::error::EngineError;
+use crate::estimate::Estimator;
+use crate::jobs::{Job, Registry};
+use crate::metrics::Metrics;
+use crate::planner::{PartitionPlan, Planner};
+use crate::request::{JobState, Priority, ProofKind};
+use crate::reuse::BufferPool;
+use crate::srs::SrsCache;
+use cuzk_groth16::ProverBackend;
+use parking_lot::Mutex;
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::fmt::Display;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch, Notify, Semaphore};
+use tokio::task::JoinHandle;
+
+/// One prover backend and what the engine counts about it.
+pub(crate) struct Device {
+    /// The backend.
+    pub(crate) backend: Arc<dyn ProverBackend>,
+    /// Its name (`cpu`, `cuda:0`).
+    pub(crate) name: String,
+    /// Held for the duration of `start`: one heavy phase per device at a time, while the other
+    /// worker of the device already holds its next partition, ready to go.
+    pub(crate) interlock: tokio::sync::Mutex<()>,
+    /// The job (and kind) whose partition is in `start` now.
+    pub(crate) current: Mutex<Option<(String, ProofKind)>>,
+    /// Nanoseconds spent in `start`.
+    pub(crate) busy_ns: AtomicU64,
+    /// Partitions started.
+    pub(crate) partitions: AtomicU64,
+}
+
+/// Queue order: highest priority, then oldest job, then partition index.
+type QueueKey = (Reverse<Priority>, u64, usize);
+
+/// Partitions waiting for admission.
+#[derive(Default)]
+pub(crate) struct Queue {
+    /// The partitions, in admission order.
+    entries: Mutex<BTreeMap<QueueKey, Partition<Planned>>>,
+    /// Wakes the admission task when a partition is queued (or shutdown begins).
+    notify: Notify,
+}
+
+impl Queue {
+    /// Queues a job's partitions at once, then wakes admission.
+    fn push(&self, parts: Vec<Partition<Planned>>) {
+        {
+            let mut q = self.entries.lock();
+            for p in parts {
+                q.insert((Reverse(p.job.priority), p.job.seq, p.index), p);
+            }
+        }
+        self.notify.notify_one();
+    }
+
+    /// The next partition to admit.
+    pub(crate) fn pop(&self) -> Option<Partition<Planned>> {
+        self.entries.lock().pop_first().map(|(_, p)| p)
+    }
+
+    /// Returns when a partition was queued since the last wake-up.
+    pub(crate) async fn notified(&self) {
+        self.notify.notified().await
+    }
+
+    /// Takes a job's queued partitions out.
+    fn remove_job(&self, job: &Job) -> Vec<Partition<Planned>> {
+        let mut q = self.entries.lock();
+        let lo = (Reverse(job.priority), job.seq, 0);
+        let hi = (Reverse(job.priority), job.seq, usize::MAX);
+        let keys: Vec<QueueKey> = q.range(lo..=hi).map(|(k, _)| *k).collect();
+        keys.into_iter().filter_map(|k| q.remove(&k)).collect()
+    }
+}
+
+/// What a shutdown drains.
+pub(crate) struct Drain {
+    /// False once shutdown began: submits are refused.
+    accepting: AtomicBool,
+    /// Tells background tasks to stop (shutdown).
+    stopping: watch::Sender<bool>,
+    /// Partitions between admission and the assembler.
+    pub(crate) in_flight: Arc<InFlight>,
+    /// The background tasks, awaited once they were told to stop.
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// The engine's state, shared by the handle and every stage.
+pub(crate) struct Shared {
+    /// The configuration in force.
+    pub(crate) config: Config,
+    /// The memory budget every reservation comes from.
+    pub(crate) budget: MemoryBudget,
+    /// Plans requests, names and loads SRSs.
+    pub(crate) planner: Arc<dyn Planner>,
+    /// Loaded SRSs.
+    pub(crate) srs: SrsCache,
+    /// Working-set estimates per circuit id.
+    pub(crate) estimator: Estimator,
+    /// Stage gauges, timeline, samples, counters.
+    pub(crate) metrics: Arc<Metrics>,
+    /// Prover backends.
+    pub(crate) devices: Vec<Device>,
+    /// Finished partitions' buffers kept for the next synthesis (reserved, reclaimable).
+    pub(crate) buffers: Arc<BufferPool>,
+    /// Every job, and the request buffer.
+    pub(crate) jobs: Registry,
+    /// Partitions waiting for admission.
+    pub(crate) queue: Queue,
+    /// Limits partitions synthesizing at once (memory bandwidth), separately from the budget.
+    pub(crate) synth_permits: Arc<Semaphore>,
+    /// Limits concurrent `finish` + self-check work.
+    pub(crate) finalize_permits: Arc<Semaphore>,
+    /// The provers' channel; taken at shutdown so the workers see it close.
+    pub(crate) provers: Mutex<Option<mpsc::Sender<Partition<Circuit>>>>,
+    /// Accepting, stopping, in flight, background tasks.
+    pub(crate) drain: Drain,
+}
+
+/// The receiving end of the provers' channel, shared by the prover workers.
+pub(crate) type ProverInbox = Arc<tokio::sync::Mutex<mpsc::Receiver<Partition<Circuit>>>>;
+
+impl Shared {
+    /// The engine's state for `config`, and the provers' end of the channel.
+    pub(crate) fn new(
+        config: Config,
+        backends: Vec<Arc<dyn ProverBackend>>,
+        planner: Arc<dyn Planner>,
+    ) -> Result<(Arc<Shared>, ProverInbox), EngineError> {
+        let budget = MemoryBudget::new(config.budget_bytes);
+        let request_pool = budget
+            .try_acquire(config.request_buffer_bytes, Category::Requests)
+            .ok_or_else(|| EngineError::Config("request buffer does not fit the budget".into()))?;
+        let srs = SrsCache::new(budget.clone(), planner.clone());
+        let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
+        {
+            // Kept partition buffers go first (cheap to make again), then idle SRSs.
+            let (pool, evict_srs) = (Arc::downgrade(&buffers), srs.reclaimer());
+            budget.set_reclaimer(Arc::new(move |shortfall| {
+                let freed = pool.upgrade().map_or(0, |p| p.reclaim(shortfall));
+                if freed < shortfall {
+                    evict_srs(shortfall - freed);
+                }
+            }));
+        }
+        for id in &config.preload {
+            srs.note_known(id);
+        }
+        let samples_cap = config.timeline_capacity.max(1000);
+        let metrics = Arc::new(Metrics::new(config.timeline_capacity, samples_cap));
+        let devices = backends
+            .into_iter()
+            .map(|b| Device {
+                name: b.name(),
+                backend: b,
+                interlock: tokio::sync::Mutex::new(()),
+                current: Mutex::new(None),
+                busy_ns: AtomicU64::new(0),
+                partitions: AtomicU64::new(0),
+            })
+            .collect::<Vec<_>>();
+        let (tx, rx) = mpsc::channel(config.channel_capacity);
+        let (stopping, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            synth_permits: Arc::new(Semaphore::new(config.synthesis_concurrency)),
+            finalize_permits: Arc::new(Semaphore::new(config.finalizers)),
+            config,
+            budget,
+            planner,
+            srs,
+            estimator: Estimator::default(),
+            metrics,
+            devices,
+            buffers,
+            jobs: Registry::new(request_pool),
+            queue: Queue::default(),
+            provers: Mutex::new(Some(tx)),
+            drain: Drain {
+                accepting: AtomicBool::new(true),
+                stopping,
+                in_flight: Arc::default(),
+                tasks: Mutex::new(Vec::new()),
+            },
+        });
+        Ok((shared, Arc::new(tokio::sync::Mutex::new(rx))))
+    }
+
+    /// Queues a registered job's partitions.
+    pub(crate) fn enqueue(&self, job: &Arc<Job>, plans: Vec<PartitionPlan>) {
+        let parts = plans
+            .into_iter()
+            .map(|plan| Partition::queued(job.clone(), plan, &self.metrics))
+            .collect();
+        self.queue.push(parts);
+    }
+
+    /// Ends a job once: publishes the outcome, drops its queued partitions, signals in-flight
+    /// ones, returns its request bytes. Later calls are no-ops.
+    pub(crate) fn finish_job(&self, job: &Arc<Job>, state: JobState) {
+        if job.end(state, &self.metrics) {
+            drop(self.queue.remove_job(job));
+        }
+    }
+
+    /// Whether submits are accepted (false once shutdown began).
+    pub(crate) fn accepting(&self) -> bool {
+        self.drain.accepting.load(Ordering::SeqCst)
+    }
+
+    /// Refuses further submits.
+    pub(crate) fn stop_accepting(&self) {
+        self.drain.accepting.store(false, Ordering::SeqCst);
+    }
+
+    /// Set to true when the background tasks are to stop.
+    pub(crate) fn stopping(&self) -> watch::Receiver<bool> {
+        self.drain.stopping.subscribe()
+    }
+
+    /// Hands the background tasks to the drain.
+    pub(crate) fn keep_tasks(&self, tasks: Vec<JoinHandle<()>>) {
+        *self.drain.tasks.lock() = tasks;
+    }
+
+    /// Stops the pipeline once every job ended: tells the background tasks to stop, closes the
+    /// provers' channel, waits until no partition is in flight, then for the tasks.
+    pub(crate) async fn stop_pipeline(&self) {
+        self.drain.stopping.send_replace(true);
+        self.queue.notify.notify_one();
+        self.provers.lock().take();
+        // Partitions in flight finish their current step (a kernel is not interrupted).
+        self.drain.in_flight.wait_zero().await;
+        let tasks = std::mem::take(&mut *self.drain.tasks.lock());
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+impl<W> Partition<W> {
+    /// The failure path of every stage: marks the partition failed and fails its job with
+    /// `partition I (CIRCUIT): WHAT: ERR`. Returns `None`, for the stage to return.
+    pub(crate) fn fail<T>(self, sh: &Shared, what: &str, err: impl Display) -> Option<T> {
+        let error = format!(
+            "partition {} ({}): {what}: {err}",
+            self.index, self.circuit_id
+        );
+        self.fail_job(sh, error)
+    }
+
+    /// [`Partition::fail`] with the job's error given whole.
+    pub(crate) fn fail_job<T>(self, sh: &Shared, error: String) -> Option<T> {
+        self.tracker.outcome("failed");
+        sh.finish_job(&self.job, JobState::Failed { error });
+        None
+    }
+}

@@ -1,0 +1,166 @@
+//! The engine's status as Prometheus text exposition (`GET /metrics`).
+use crate::status::EngineStatus;
+use std::fmt::Write as _;
+
+/// Renders `s`: gauges and counters named `cuzk_*`.
+pub(crate) fn render(s: &EngineStatus) -> String {
+    let mut o = String::new();
+    let mut metric = |name: &str, kind: &str, help: &str, rows: &[(String, u64)]| {
+        let _ = writeln!(o, "# HELP {name} {help}");
+        let _ = writeln!(o, "# TYPE {name} {kind}");
+        for (labels, v) in rows {
+            if labels.is_empty() {
+                let _ = writeln!(o, "{name} {v}");
+            } else {
+                let _ = writeln!(o, "{name}{{{labels}}} {v}");
+            }
+        }
+    };
+    let b = &s.budget;
+    metric(
+        "cuzk_budget_bytes",
+        "gauge",
+        "The memory budget.",
+        &[(String::new(), b.total)],
+    );
+    metric(
+        "cuzk_reserved_bytes",
+        "gauge",
+        "Bytes reserved now, by category.",
+        &b.by_category
+            .iter()
+            .map(|(c, v)| (format!("category=\"{}\"", c.name()), *v))
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_reserved_total_bytes",
+        "gauge",
+        "Bytes reserved now.",
+        &[(String::new(), b.reserved)],
+    );
+    metric(
+        "cuzk_reserved_peak_bytes",
+        "gauge",
+        "Highest reserved total since start.",
+        &[(String::new(), b.peak)],
+    );
+    metric(
+        "cuzk_reserved_category_peak_bytes",
+        "gauge",
+        "Highest reserved bytes of each category since start.",
+        &b.peak_by_category
+            .iter()
+            .map(|(c, v)| (format!("category=\"{}\"", c.name()), *v))
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_budget_waiters",
+        "gauge",
+        "Reservations waiting for memory.",
+        &[(String::new(), b.waiting as u64)],
+    );
+    metric(
+        "cuzk_request_bytes",
+        "gauge",
+        "Request payload bytes held.",
+        &[(String::new(), s.request_bytes_in_use)],
+    );
+    let g = &s.stages;
+    metric(
+        "cuzk_partitions",
+        "gauge",
+        "Partitions in each pipeline stage.",
+        &[
+            ("stage=\"queued\"".into(), g.queued),
+            ("stage=\"synthesizing\"".into(), g.synthesizing),
+            ("stage=\"waiting_for_prover\"".into(), g.waiting_for_prover),
+            ("stage=\"proving\"".into(), g.proving),
+            ("stage=\"finalizing\"".into(), g.finalizing),
+        ],
+    );
+    metric(
+        "cuzk_jobs_total",
+        "counter",
+        "Jobs ended, by outcome.",
+        &[
+            ("outcome=\"completed\"".into(), s.total_completed),
+            ("outcome=\"failed\"".into(), s.total_failed),
+            ("outcome=\"cancelled\"".into(), s.total_cancelled),
+        ],
+    );
+    let mut q = Vec::new();
+    for x in &s.queues {
+        q.push((
+            format!("kind=\"{}\",state=\"pending\"", x.kind.name()),
+            x.pending as u64,
+        ));
+        q.push((
+            format!("kind=\"{}\",state=\"in_progress\"", x.kind.name()),
+            x.in_progress as u64,
+        ));
+    }
+    metric("cuzk_jobs", "gauge", "Jobs queued or running, by kind.", &q);
+    metric(
+        "cuzk_srs_bytes",
+        "gauge",
+        "SRS entries and their sizes, by tier.",
+        &s.srs
+            .iter()
+            .map(|e| {
+                (
+                    format!("circuit_id=\"{}\",tier=\"{}\"", e.circuit_id, e.tier.name()),
+                    e.size_bytes,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_srs_refs",
+        "gauge",
+        "Users of each SRS entry.",
+        &s.srs
+            .iter()
+            .map(|e| {
+                (
+                    format!("circuit_id=\"{}\"", e.circuit_id),
+                    e.ref_count as u64,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_device_busy_milliseconds_total",
+        "counter",
+        "Time each prover backend spent in `start`.",
+        &s.devices
+            .iter()
+            .map(|d| {
+                (
+                    format!("device=\"{}\",index=\"{}\"", d.name, d.index),
+                    d.busy.as_millis() as u64,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_device_partitions_total",
+        "counter",
+        "Partitions proved by each backend.",
+        &s.devices
+            .iter()
+            .map(|d| {
+                (
+                    format!("device=\"{}\",index=\"{}\"", d.name, d.index),
+                    d.partitions,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_uptime_seconds",
+        "gauge",
+        "Seconds since the engine started.",
+        &[(String::new(), s.uptime.as_secs())],
+    );
+    o
+}

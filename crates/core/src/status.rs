@@ -1,0 +1,146 @@
+//! What the engine reports about itself: the status types of [`crate::Engine::status`],
+//! [`crate::Engine::preload_srs`] and [`crate::Engine::evict_srs`], and the status read off
+//! the pipeline's shared state.
+use crate::budget::BudgetSnapshot;
+use crate::metrics::StageGauges;
+use crate::pipeline::Shared;
+use crate::request::ProofKind;
+use crate::srs::SrsEntryStatus;
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// What `preload_srs` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreloadOutcome {
+    /// It was loaded already.
+    pub already_loaded: bool,
+    /// Time the load took (zero if already loaded).
+    pub load_time: Duration,
+}
+
+/// What `evict_srs` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvictOutcome {
+    /// It was loaded.
+    pub was_loaded: bool,
+    /// Bytes given back now (0 if it was in use: it is then evicted when its last user ends).
+    pub freed_bytes: u64,
+}
+
+/// Jobs of one kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueStatus {
+    /// The kind.
+    pub kind: ProofKind,
+    /// Jobs none of whose partitions has started.
+    pub pending: u32,
+    /// Jobs with at least one partition started and not finished.
+    pub in_progress: u32,
+}
+
+/// One prover backend (device).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceStatus {
+    /// Index among the engine's backends.
+    pub index: u32,
+    /// The backend's name (`cpu`, `cuda:0`).
+    pub name: String,
+    /// The job whose partition holds the device now.
+    pub current_job: Option<String>,
+    /// That job's kind.
+    pub current_kind: Option<ProofKind>,
+    /// Time spent inside `start` since the engine started.
+    pub busy: Duration,
+    /// Partitions proved on it.
+    pub partitions: u64,
+    /// The device's memory as (total, free) bytes, if the backend has a device.
+    pub memory: Option<(u64, u64)>,
+}
+
+/// The engine's state at a glance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineStatus {
+    /// Per proof kind (every kind listed).
+    pub queues: Vec<QueueStatus>,
+    /// SRS entries (hot, warm, cold).
+    pub srs: Vec<SrsEntryStatus>,
+    /// Budget total, reserved (by category), peaks, waiters.
+    pub budget: BudgetSnapshot,
+    /// Request-payload bytes in use within the request buffer.
+    pub request_bytes_in_use: u64,
+    /// Finished partitions' buffer sets kept for reuse, and the bytes reserved for them
+    /// (part of the working-set category).
+    pub kept_buffers: (usize, u64),
+    /// Partitions per stage.
+    pub stages: StageGauges,
+    /// Jobs completed since start.
+    pub total_completed: u64,
+    /// Jobs failed since start.
+    pub total_failed: u64,
+    /// Jobs cancelled since start.
+    pub total_cancelled: u64,
+    /// Time since the engine started.
+    pub uptime: Duration,
+    /// Prover backends.
+    pub devices: Vec<DeviceStatus>,
+    /// False once shutdown began.
+    pub accepting: bool,
+}
+
+impl EngineStatus {
+    /// The state of the engine whose shared state is `sh`.
+    pub(crate) fn of(sh: &Shared) -> EngineStatus {
+        let mut per_kind: BTreeMap<ProofKind, (u32, u32)> =
+            ProofKind::ALL.iter().map(|&k| (k, (0, 0))).collect();
+        for j in sh.jobs.all() {
+            let p = j.progress.lock();
+            if p.finished_at.is_some() {
+                continue;
+            }
+            let e = per_kind.entry(j.kind).or_default();
+            if p.started {
+                e.1 += 1;
+            } else {
+                e.0 += 1;
+            }
+        }
+        EngineStatus {
+            queues: per_kind
+                .into_iter()
+                .map(|(kind, (pending, in_progress))| QueueStatus {
+                    kind,
+                    pending,
+                    in_progress,
+                })
+                .collect(),
+            srs: sh.srs.status(),
+            budget: sh.budget.snapshot(),
+            request_bytes_in_use: sh.jobs.request_bytes_in_use(),
+            kept_buffers: sh.buffers.stats(),
+            stages: sh.metrics.gauges(),
+            total_completed: sh.metrics.completed.load(Ordering::Relaxed),
+            total_failed: sh.metrics.failed.load(Ordering::Relaxed),
+            total_cancelled: sh.metrics.cancelled.load(Ordering::Relaxed),
+            uptime: sh.metrics.now(),
+            devices: sh
+                .devices
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let cur = d.current.lock().clone();
+                    DeviceStatus {
+                        index: i as u32,
+                        name: d.name.clone(),
+                        current_job: cur.as_ref().map(|c| c.0.clone()),
+                        current_kind: cur.map(|c| c.1),
+                        busy: Duration::from_nanos(d.busy_ns.load(Ordering::Relaxed)),
+                        partitions: d.partitions.load(Ordering::Relaxed),
+                        memory: d.backend.device_memory(),
+                    }
+                })
+                .collect(),
+            accepting: sh.accepting(),
+        }
+    }
+}
