@@ -7,12 +7,12 @@
 //!   Safe to share between threads: two workers per device overlap one's upload with the
 //!   other's kernels. VRAM is a per-device budget with reservations (SRS copies, worker
 //!   contexts); an SRS that does not fit is streamed from page-locked host memory per proof
-//!   (see [`CudaOptions`]).
-//!   The backend's files: `gpu` (the prover: `start` in named phases, `finish`), `vram` (the
-//!   per-device VRAM ledger and reservations), `sizes` (the sizing model of the device
-//!   allocations), `pins` (page-locking a streamed SRS), `device` (the device registry and
-//!   queries), `points` (device results as blstrs points), `ffi` (the C ABI); without the
-//!   feature, `disabled` has the same API failing with a typed error.
+//!   (see [`CudaOptions`]). Its files, bottom up: `ffi` (the C ABI of `cuda/cuzk.cu`),
+//!   `sizes` (the sizing model of the device allocations), `pins` (page-locking a streamed
+//!   SRS), `points` (device results as blstrs points), `vram` (the per-device VRAM ledger and
+//!   reservations), `device` (the device registry and queries), `gpu` (the prover: `start` in
+//!   named phases; `finish` is [`cuzk_groth16::prover::finish`]). Without the feature,
+//!   `disabled` has the same API, failing with a typed error.
 //! - [`CudaOptions`]: the per-device settings, read from a `[gpu]` table by
 //!   [`CudaOptions::from_toml`].
 //! - [`devices`]: the visible CUDA devices (empty without the feature or without a GPU).
@@ -29,8 +29,6 @@ pub mod timing;
 
 pub use options::{CudaOptions, CudaOptionsError, DEFAULT_STREAM_CHUNK_BASES};
 
-// The backend, bottom up: the C ABI; the sizing model, page-locking and point conversion; the
-// VRAM ledger; the device registry; the prover.
 #[cfg(feature = "cuda")]
 mod device;
 #[cfg(feature = "cuda")]
