@@ -46,15 +46,6 @@ struct RawServer {
     max_message_size: Option<String>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawGpu {
-    vram_budget: Option<String>,
-    stream_chunk_bases: Option<usize>,
-    force_streaming: Option<bool>,
-    page_lock_host: Option<bool>,
-}
-
 /// The daemon's whole configuration.
 pub struct DaemonConfig {
     /// The engine's part.
@@ -73,27 +64,10 @@ pub fn parse_config(text: &str) -> anyhow::Result<DaemonConfig> {
         Some(v) => v.try_into().context("[server]")?,
         None => RawServer::default(),
     };
-    let raw_gpu: RawGpu = match table.remove("gpu") {
-        Some(v) => v.try_into().context("[gpu]")?,
-        None => RawGpu::default(),
+    let gpu = match table.remove("gpu") {
+        Some(v) => cuzk_cuda::CudaOptions::from_toml(&v, cuzk_core::config::parse_size)?,
+        None => cuzk_cuda::CudaOptions::default(),
     };
-    let mut gpu = cuzk_cuda::CudaOptions::default();
-    if let Some(b) = raw_gpu.vram_budget {
-        gpu.vram_budget = Some(
-            cuzk_core::config::parse_size(&b)
-                .map_err(|e| anyhow::anyhow!("gpu.vram_budget: {e}"))?,
-        );
-    }
-    if let Some(n) = raw_gpu.stream_chunk_bases {
-        anyhow::ensure!(n >= 1024, "gpu.stream_chunk_bases = {n}: at least 1024");
-        gpu.stream_chunk_bases = n;
-    }
-    if let Some(f) = raw_gpu.force_streaming {
-        gpu.force_streaming = f;
-    }
-    if let Some(p) = raw_gpu.page_lock_host {
-        gpu.page_lock_host = p;
-    }
     let engine_text = toml::to_string(&table).context("re-encoding the engine tables")?;
     let engine = Config::from_toml_str(&engine_text)?;
     let listen: ListenAddr = raw

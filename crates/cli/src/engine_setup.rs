@@ -30,7 +30,7 @@ pub fn backends(gpu: &cuzk_cuda::CudaOptions) -> anyhow::Result<Vec<Arc<dyn Prov
 /// uploads included); with CUDA the engine's interlock is turned off so one worker's host prep
 /// overlaps the other worker's kernels.
 pub fn tune_for_backends(config: &mut Config, backends: &[Arc<dyn ProverBackend>]) {
-    if backends.iter().any(|b| b.name().starts_with("cuda")) {
+    if backends.iter().any(|b| b.locks_device_itself()) {
         config.prover_interlock = false;
     }
 }

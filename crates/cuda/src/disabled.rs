@@ -83,6 +83,10 @@ impl ProverBackend for CudaProver {
         "cuda (not built)".into()
     }
 
+    fn locks_device_itself(&self) -> bool {
+        true
+    }
+
     fn start(
         &self,
         _srs: &Srs,

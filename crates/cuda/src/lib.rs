@@ -7,7 +7,14 @@
 //!   Safe to share between threads: two workers per device overlap one's upload with the
 //!   other's kernels. VRAM is a per-device budget with reservations (SRS copies, worker
 //!   contexts); an SRS that does not fit is streamed from page-locked host memory per proof
-//!   (see [`CudaOptions`]).
+//!   (see [`CudaOptions`]). Its files, bottom up: `ffi` (the C ABI of `cuda/cuzk.cu`),
+//!   `sizes` (the sizing model of the device allocations), `pins` (page-locking a streamed
+//!   SRS), `points` (device results as blstrs points), `vram` (the per-device VRAM ledger and
+//!   reservations), `device` (the device registry and queries), `gpu` (the prover: `start` in
+//!   named phases; `finish` is [`cuzk_groth16::prover::finish`]). Without the feature,
+//!   `disabled` has the same API, failing with a typed error.
+//! - [`CudaOptions`]: the per-device settings, read from a `[gpu]` table by
+//!   [`CudaOptions::from_toml`].
 //! - [`devices`]: the visible CUDA devices (empty without the feature or without a GPU).
 //! - [`plan`]: the host-side split of each MSM into "scalar is 1" (batch addition), "scalar is
 //!   0" (skipped) and the rest (Pippenger), plain Rust, tested without a GPU.
@@ -16,58 +23,30 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
-#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
-mod assemble;
+mod options;
 pub mod plan;
 pub mod timing;
 
+pub use options::{CudaOptions, CudaOptionsError, DEFAULT_STREAM_CHUNK_BASES};
+
+#[cfg(feature = "cuda")]
+mod device;
 #[cfg(feature = "cuda")]
 mod ffi;
 #[cfg(feature = "cuda")]
 mod gpu;
 #[cfg(feature = "cuda")]
-pub use gpu::{devices, CudaProver};
-
-/// Bases per streamed SRS chunk unless configured ([`CudaOptions::stream_chunk_bases`]).
-pub const DEFAULT_STREAM_CHUNK_BASES: usize = 1 << 21;
-
-/// Per-device settings of the CUDA backend.
-///
-/// They belong to the device, not to one [`CudaProver`]: every prover of a device shares its
-/// state (interlock, budget, resident SRS copies, worker contexts). [`CudaProver::with_options`]
-/// replaces the device's options for every prover of it; [`CudaProver::new`] leaves them as
-/// they are (the defaults on a device's first use). A smaller budget applies to reservations
-/// taken afterwards: copies and contexts already reserved stay until they are idle and
-/// something else needs the room.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CudaOptions {
-    /// VRAM bytes this backend may reserve on the device; `None`: the free VRAM when the
-    /// device is first opened, less a 1 GiB margin. Not checked against the hardware: a budget
-    /// above what is free fails allocations with a typed device error.
-    pub vram_budget: Option<u64>,
-    /// Bases per chunk when the SRS streams from host memory; rounded up to a multiple of
-    /// 1024 (the batch-addition block). Two chunk buffers of G2 bases (192 bytes each) are
-    /// reserved per worker context.
-    pub stream_chunk_bases: usize,
-    /// Stream the SRS even when it would fit in VRAM (tests, benchmarks).
-    pub force_streaming: bool,
-    /// Page-lock a streamed SRS's host vectors in place (once per SRS, undone when it is
-    /// dropped) so chunks DMA straight from them; `false`: copy the chunks through the worker's
-    /// pinned staging buffers instead (no SRS memory pinned; slower). Registration that the
-    /// driver refuses falls back to staging copies as well.
-    pub page_lock_host: bool,
-}
-
-impl Default for CudaOptions {
-    fn default() -> Self {
-        CudaOptions {
-            vram_budget: None,
-            stream_chunk_bases: DEFAULT_STREAM_CHUNK_BASES,
-            force_streaming: false,
-            page_lock_host: true,
-        }
-    }
-}
+mod pins;
+#[cfg(feature = "cuda")]
+mod points;
+#[cfg(feature = "cuda")]
+mod sizes;
+#[cfg(feature = "cuda")]
+mod vram;
+#[cfg(feature = "cuda")]
+pub use device::devices;
+#[cfg(feature = "cuda")]
+pub use gpu::CudaProver;
 
 /// VRAM accounting of one device (see [`CudaProver::vram_status`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -9,6 +9,7 @@
 #![cfg(feature = "cuda")]
 
 use cuzk_cuda::{CudaOptions, CudaProver};
+use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::setup::generate_params;
 use cuzk_groth16::synthetic::SyntheticSpec;
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
@@ -74,7 +75,7 @@ fn synth(spec: &SyntheticSpec) -> Synthesized {
 /// proof verifies. Returns whether the GPU streamed the SRS.
 fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, seed: u64) -> bool {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let (r, s) = random_blinding(&mut rng);
     let c = synth(spec);
     let public: Vec<Scalar> = c.inputs[1..].to_vec();
     let cpu = CpuProver::new()
@@ -306,7 +307,7 @@ fn two_workers_wait_for_vram_within_a_budget() {
             sc.spawn(move || {
                 for i in 0..rounds {
                     let mut rng = ChaCha8Rng::seed_from_u64(1000 + 10 * t + i);
-                    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+                    let (r, s) = random_blinding(&mut rng);
                     let c = synth(&sp);
                     barrier.wait();
                     let (pending, ph) = gpu.start_timed(srs, c, r, s).expect("gpu start");
@@ -344,7 +345,7 @@ fn start_reusing_hands_back_the_buffers() {
     let mut rng = ChaCha8Rng::seed_from_u64(41);
     let sp = spec(14, 1.0, 0.25, 0.92, 41);
     let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let (r, s) = random_blinding(&mut rng);
     let c = synth(&sp);
     let shape = |c: &Synthesized| {
         [&c.inputs, &c.aux, &c.a, &c.b, &c.c].map(|v| (v.as_ptr() as usize, v.len(), v.capacity()))

@@ -50,6 +50,28 @@ pub struct Pending {
     pub b_g2: PendingG2,
 }
 
+impl Pending {
+    /// Heap bytes this pending proof holds, for a memory budget: a fixed 1024 for the value
+    /// itself, plus, while the B G2 MSM is deferred, the capacity of the assignment it keeps
+    /// (32 bytes a scalar) and of its two density bitmaps (8 bytes a word).
+    pub fn heap_bytes(&self) -> u64 {
+        const FIXED: u64 = 1024;
+        match &self.b_g2 {
+            PendingG2::Done(_) => FIXED,
+            PendingG2::Deferred {
+                inputs,
+                aux,
+                b_input_density,
+                b_aux_density,
+            } => {
+                FIXED
+                    + 32 * (inputs.capacity() + aux.capacity()) as u64
+                    + 8 * (b_input_density.words.capacity() + b_aux_density.words.capacity()) as u64
+            }
+        }
+    }
+}
+
 /// A Groth16 prover backend with a split API.
 ///
 /// `start` does the heavy work and drops the circuit's a/b/c before it returns, so a caller
@@ -70,6 +92,13 @@ pub trait ProverBackend: Send + Sync {
 
     /// Completes a proof: the B G2 MSM if deferred, then assembly.
     fn finish(&self, srs: &Srs, pending: Pending) -> Result<Proof, ProveError>;
+
+    /// Whether the backend serializes its device-exclusive phase itself (a lock held around
+    /// its kernels only), so the engine's prover interlock, which covers the whole `start`
+    /// (host-side preparation included), is not needed and is turned off. Default `false`.
+    fn locks_device_itself(&self) -> bool {
+        false
+    }
 
     /// The memory of the backend's device as (total, free) bytes, for status reports; `None`
     /// for a backend without a device of its own (the CPU prover).
@@ -384,30 +413,7 @@ impl CpuProver {
         srs: &Srs,
         pending: Pending,
     ) -> Result<(Proof, Timings), ProveError> {
-        let mut t = Timings::default();
-        let now = Instant::now();
-        let b_g2 = match pending.b_g2 {
-            PendingG2::Done(p) => p,
-            PendingG2::Deferred {
-                inputs,
-                aux,
-                b_input_density,
-                b_aux_density,
-            } => b_g2_msm(srs, &inputs, &aux, &b_input_density, &b_aux_density)?,
-        };
-        t.msm_b_g2 = now.elapsed();
-        let now = Instant::now();
-        let proof = assemble(
-            srs,
-            pending.r,
-            pending.s,
-            pending.a_g1,
-            pending.b_g1,
-            b_g2,
-            pending.h_l,
-        )?;
-        t.assemble = now.elapsed();
-        Ok((proof, t))
+        finish_with_timings(srs, pending)
     }
 
     /// One-shot proof with per-phase timings.
@@ -423,6 +429,41 @@ impl CpuProver {
         t.add(&t2);
         Ok((proof, t))
     }
+}
+
+/// Completes a proof from any backend's [`Pending`]: the B G2 MSM on the CPU if it was
+/// deferred, then α, β, the r·δ / s·δ blinding and C. Every backend's `finish` is this, so the
+/// proof bytes for the same circuit, r and s are the same whichever backend ran `start`.
+pub fn finish(srs: &Srs, pending: Pending) -> Result<Proof, ProveError> {
+    finish_with_timings(srs, pending).map(|(p, _)| p)
+}
+
+/// [`finish`], also returning the time of the G2 MSM and the assembly.
+fn finish_with_timings(srs: &Srs, pending: Pending) -> Result<(Proof, Timings), ProveError> {
+    let mut t = Timings::default();
+    let now = Instant::now();
+    let b_g2 = match pending.b_g2 {
+        PendingG2::Done(p) => p,
+        PendingG2::Deferred {
+            inputs,
+            aux,
+            b_input_density,
+            b_aux_density,
+        } => b_g2_msm(srs, &inputs, &aux, &b_input_density, &b_aux_density)?,
+    };
+    t.msm_b_g2 = now.elapsed();
+    let now = Instant::now();
+    let proof = assemble(
+        srs,
+        pending.r,
+        pending.s,
+        pending.a_g1,
+        pending.b_g1,
+        b_g2,
+        pending.h_l,
+    )?;
+    t.assemble = now.elapsed();
+    Ok((proof, t))
 }
 
 /// A = α + Σa + rδ; B = β + Σb + sδ; C = s·A + r·(β + Σb_G1 + sδ) − rs·δ + Σh + Σl.
@@ -474,7 +515,7 @@ impl ProverBackend for CpuProver {
     }
 
     fn finish(&self, srs: &Srs, pending: Pending) -> Result<Proof, ProveError> {
-        self.finish_timed(srs, pending).map(|(p, _)| p)
+        finish(srs, pending)
     }
 }
 
@@ -482,4 +523,46 @@ impl ProverBackend for CpuProver {
 pub fn random_blinding<R: rand_core::RngCore>(rng: &mut R) -> (Scalar, Scalar) {
     use ff::Field;
     (Scalar::random(&mut *rng), Scalar::random(&mut *rng))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::setup::generate_params;
+    use crate::synthetic::SyntheticSpec;
+    use crate::{Recorder, RecorderMode};
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::SeedableRng;
+
+    /// A `Pending` whose B G2 sum is already done (as the CUDA backend hands over) finishes
+    /// to the same proof as the CPU backend's deferred one.
+    #[test]
+    fn finish_of_done_b_g2_matches_deferred() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let spec = SyntheticSpec {
+            constraints: 200,
+            seed: 3,
+            ..SyntheticSpec::default()
+        };
+        let srs = generate_params(spec.circuit(), &mut rng).unwrap();
+        let c = Recorder::synthesize(spec.circuit(), RecorderMode::Full).unwrap();
+        let (r, s) = random_blinding(&mut rng);
+        let cpu = CpuProver::new();
+        let deferred = cpu.start(&srs, c.clone(), r, s).unwrap();
+        let mut done = cpu.start(&srs, c, r, s).unwrap();
+        assert!(deferred.heap_bytes() > 1024);
+        if let PendingG2::Deferred {
+            inputs,
+            aux,
+            b_input_density,
+            b_aux_density,
+        } = &done.b_g2
+        {
+            let g2 = b_g2_msm(&srs, inputs, aux, b_input_density, b_aux_density).unwrap();
+            done.b_g2 = PendingG2::Done(g2);
+        }
+        assert_eq!(done.heap_bytes(), 1024);
+        let want = cpu.finish(&srs, deferred).unwrap();
+        assert_eq!(finish(&srs, done).unwrap(), want);
+    }
 }

@@ -5,7 +5,7 @@ use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use cuzk_groth16::{
     proof::Proof,
-    prover::{CpuProver, ProverBackend},
+    prover::{random_blinding, CpuProver, ProverBackend},
     recorder::{Recorder, RecorderMode},
     setup::generate_params,
     synthetic::{CircuitSpec, SyntheticSpec},
@@ -97,8 +97,7 @@ fn matches_bellperson_on_all_shapes() {
             .expect("bellperson setup");
         let srs = to_srs(&params);
         let inputs = CircuitSpec::Synthetic(spec).public_inputs();
-        let r = Scalar::random(&mut rng);
-        let s = Scalar::random(&mut rng);
+        let (r, s) = random_blinding(&mut rng);
 
         // Split, one-shot and bellperson give identical bytes.
         let syn = Recorder::synthesize(circuit, RecorderMode::Full).expect("synthesis");
@@ -189,7 +188,7 @@ fn our_setup_works_with_both_provers() {
         let circuit = spec.circuit();
         let srs = generate_params(circuit, &mut rng).expect("our setup");
         let params = to_bp(&srs);
-        let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+        let (r, s) = random_blinding(&mut rng);
         let syn = Recorder::synthesize(circuit, RecorderMode::Full).expect("synthesis");
         let ours = CpuProver::new().prove(&srs, syn, r, s).expect("prove");
         let theirs = bp::create_proof(circuit, &params, r, s).expect("bellperson prove");
@@ -257,9 +256,7 @@ fn batch_prove_and_shape_errors() {
     let syns: Vec<_> = (0..3)
         .map(|_| Recorder::synthesize(spec.circuit(), RecorderMode::Full).expect("synthesis"))
         .collect();
-    let blind: Vec<(Scalar, Scalar)> = (0..3)
-        .map(|_| (Scalar::random(&mut rng), Scalar::random(&mut rng)))
-        .collect();
+    let blind: Vec<(Scalar, Scalar)> = (0..3).map(|_| random_blinding(&mut rng)).collect();
     let pending = prover
         .start_batch(&srs, syns.clone(), &blind)
         .expect("start_batch");
@@ -303,7 +300,7 @@ fn sha256_gadget_circuit_proves() {
     let srs = generate_params(spec, &mut rng).expect("setup");
     let syn = Recorder::synthesize(spec, RecorderMode::Full).expect("synthesis");
     assert!(syn.is_satisfied());
-    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    let (r, s) = random_blinding(&mut rng);
     let proof = CpuProver::new().prove(&srs, syn, r, s).expect("prove");
     let pvk = PreparedVerifyingKey::from(&srs.vk);
     assert!(verify_proof(&pvk, &proof, &spec.public_inputs()).expect("verify"));

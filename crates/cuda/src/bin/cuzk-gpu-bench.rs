@@ -22,12 +22,12 @@
 //! ```
 use cuzk_cuda::timing::{self, PartitionShape, NOT_VERIFYING};
 use cuzk_cuda::{CudaOptions, CudaProver, PhaseTimings};
+use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::{ProverBackend, Scalar, Srs, Synthesized};
 
 /// What one pipelined run returns: wall seconds, interlock-held ms per device, proof bytes,
 /// and each proof's phases (with the finish time in `total_ms` added).
 type PipeOut = (f64, Vec<f64>, Vec<[u8; 192]>, Vec<PhaseTimings>);
-use ff::Field;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::sync::{Arc, Mutex};
@@ -96,7 +96,7 @@ fn run(args: &[String]) -> Result<(), String> {
 
 fn rs(i: u64) -> (Scalar, Scalar) {
     let mut rng = ChaCha8Rng::seed_from_u64(1000 + i);
-    (Scalar::random(&mut rng), Scalar::random(&mut rng))
+    random_blinding(&mut rng)
 }
 
 fn fmt_phases(t: &PhaseTimings) -> String {

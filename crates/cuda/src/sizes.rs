@@ -1,0 +1,111 @@
+//! The sizing model of the device allocations: what a worker context's buffers grow to for one
+//! `start` (mirroring `cuzk_worker` in `cuda/cuzk.cu`), the scratch sppark's Pippenger takes,
+//! and the bytes of a resident SRS copy. Every VRAM reservation is computed here.
+use crate::{plan, CudaOptions};
+use cuzk_groth16::Srs;
+
+/// Rounds a device allocation up as the C++ side does (4 KiB).
+fn r4k(bytes: u64) -> u64 {
+    bytes.div_ceil(4096) * 4096
+}
+
+/// Device buffers of a worker context, in bytes, mirroring `cuzk_worker` (each buffer grows
+/// to the largest size asked of it, never shrinks), plus the transient MSM scratch sppark
+/// allocates during `compute`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Sizes([u64; Sizes::N]);
+
+impl Sizes {
+    const ABC: usize = 0;
+    /// bits, idx, scalars of query q at QUERY + 3q ..
+    const QUERY: usize = 1;
+    const GATHERED: usize = 10;
+    const PARTIAL: usize = 11;
+    const CHUNKS: usize = 12;
+    const SCRATCH: usize = 13;
+    const N: usize = 14;
+
+    pub(crate) fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    pub(crate) fn max(&self, o: &Sizes) -> Sizes {
+        let mut m = *self;
+        for (a, b) in m.0.iter_mut().zip(o.0) {
+            *a = (*a).max(b);
+        }
+        m
+    }
+}
+
+/// Device bytes sppark's Pippenger allocates for `npoints` points (buckets, histogram,
+/// digits and sort temporaries), following `msm_t` in sppark 0.1.16, with some slack.
+fn msm_scratch(npoints: usize, bucket_bytes: u64) -> u64 {
+    if npoints == 0 {
+        return 0;
+    }
+    let lg2 = |n: usize| (usize::BITS - 1 - n.max(1).leading_zeros()) as u64;
+    let np = npoints.div_ceil(32) * 32;
+    let wbits = if np > 192 {
+        lg2(np + np / 2).saturating_sub(8).clamp(10, 18)
+    } else {
+        10
+    };
+    let nwins = 254 / wbits + 1;
+    let row = 1u64 << (wbits - 1);
+    // room for up to 256 SMs of batch-addition results
+    let blob = (nwins * row + 256 * 256 / 32) * bucket_bytes + nwins * row * 4;
+    let lgn = lg2(npoints + npoints / 2).max(wbits);
+    let batch = ((1u64 << (lgn - wbits)) >> 6).max(1);
+    let stride = (npoints as u64).div_ceil(batch).div_ceil(32) * 32;
+    let temps = stride * 16 + nwins * stride * 4;
+    blob + temps + (16 << 20)
+}
+
+/// The device buffers one `start` needs of a worker context: a/b/c, the three plans, the
+/// gathered points, batch-addition sums, the chunk double buffer when streaming, and the MSM
+/// scratch of its largest Pippenger.
+pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Option<usize>) -> Sizes {
+    let mut s = Sizes::default();
+    s.0[Sizes::ABC] = r4k(3 * 32 * n as u64);
+    for (q, p) in [&plan.l, &plan.a, &plan.b].into_iter().enumerate() {
+        let has_ones = p.ones.iter().any(|w| *w != 0);
+        let words = p.ones.len() as u64;
+        let at = Sizes::QUERY + 3 * q;
+        s.0[at] = if has_ones {
+            r4k((words.div_ceil(16) * 16 + 16) * 8)
+        } else {
+            0
+        };
+        s.0[at + 1] = r4k(4 * p.idx.len() as u64);
+        s.0[at + 2] = r4k(32 * p.idx.len() as u64);
+    }
+    s.0[Sizes::GATHERED] = r4k((96 * plan.l.idx.len() as u64)
+        .max(96 * plan.a.idx.len() as u64)
+        .max(192 * plan.b.idx.len() as u64));
+    s.0[Sizes::PARTIAL] = 1 << 20;
+    s.0[Sizes::CHUNKS] = stream_chunk.map_or(0, |c| 2 * r4k(192 * c as u64));
+    let h_points = match stream_chunk {
+        Some(c) => c.min(n - 1),
+        None => n - 1,
+    };
+    s.0[Sizes::SCRATCH] = msm_scratch(h_points, 192)
+        .max(msm_scratch(plan.l.idx.len(), 192))
+        .max(msm_scratch(plan.a.idx.len(), 192))
+        .max(msm_scratch(plan.b.idx.len(), 384));
+    s
+}
+
+/// Device bytes of a resident copy of `srs`.
+pub(crate) fn srs_bytes(srs: &Srs) -> u64 {
+    [srs.h.len(), srs.l.len(), srs.a.len(), srs.b_g1.len()]
+        .iter()
+        .map(|&n| r4k(96 * n as u64))
+        .sum::<u64>()
+        + r4k(192 * srs.b_g2.len() as u64)
+}
+
+/// Chunk size in bases: the option rounded up to a multiple of 1024 (batch-addition blocks).
+pub(crate) fn stream_chunk(o: &CudaOptions) -> usize {
+    o.stream_chunk_bases.max(1).div_ceil(1024) * 1024
+}
