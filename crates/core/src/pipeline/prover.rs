@@ -8,33 +8,9 @@ use super::partition::{Circuit, Held, Partition, Started};
 use super::shared::Shared;
 use crate::estimate::resident_bytes;
 use crate::metrics::Stage;
-use cuzk_groth16::prover::PendingG2;
-use cuzk_groth16::{Pending, Scalar};
-use ff::Field;
+use cuzk_groth16::prover::random_blinding;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// Heap bytes a pending proof holds (what its reservation keeps after `start`).
-fn pending_bytes(p: &Pending) -> u64 {
-    const FIXED: u64 = 1024;
-    match &p.b_g2 {
-        PendingG2::Done(_) => FIXED,
-        PendingG2::Deferred {
-            inputs,
-            aux,
-            b_input_density,
-            b_aux_density,
-        } => {
-            FIXED
-                + 32 * (inputs.capacity() + aux.capacity()) as u64
-                + 8 * (b_input_density.words.capacity() + b_aux_density.words.capacity()) as u64
-        }
-    }
-}
-
-fn random_scalar() -> Scalar {
-    Scalar::random(rand_core::OsRng)
-}
 
 /// Runs `start` for a partition on device `dev`. `None`: it left the pipeline (its job
 /// ended, or `start` failed and failed the job).
@@ -73,12 +49,11 @@ pub(crate) async fn prove(
     let t0 = Instant::now();
     let reuse = sh.buffers.enabled();
     let out = tokio::task::spawn_blocking(move || {
+        let (r, s) = random_blinding(&mut rand_core::OsRng);
         let r = if reuse {
-            backend.start_reusing(&srs.srs, circuit, random_scalar(), random_scalar())
+            backend.start_reusing(&srs.srs, circuit, r, s)
         } else {
-            backend
-                .start(&srs.srs, circuit, random_scalar(), random_scalar())
-                .map(|p| (p, None))
+            backend.start(&srs.srs, circuit, r, s).map(|p| (p, None))
         };
         (r, srs)
     })
@@ -113,7 +88,7 @@ pub(crate) async fn prove(
         }
     }
     // Keep only what the pending proof holds.
-    let pend = pending_bytes(&pending);
+    let pend = pending.heap_bytes();
     if reservation.bytes() < pend {
         reservation.grow_unchecked(pend - reservation.bytes());
     } else {
