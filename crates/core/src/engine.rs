@@ -81,16 +81,15 @@ impl Engine {
             queue_position: 0,
             duplicate: true,
         };
-        if !req.request_id.is_empty() {
-            if let Some(job) = sh.jobs.by_request(&req.request_id) {
-                return Ok(duplicate(job.id.clone()));
-            }
+        let digest = (!req.request_id.is_empty()).then(|| req.digest());
+        if let Some(job_id) = sh.jobs.duplicate_of(&req, digest.as_ref())? {
+            return Ok(duplicate(job_id));
         }
         let JobPlan {
             partitions,
             verify,
             finish,
-        } = sh.planner.plan(&req)?;
+        } = plan_guarded(sh.planner.as_ref(), &req)?;
         if partitions.is_empty() {
             return Err(EngineError::InvalidRequest(
                 "the request has no partitions".into(),
@@ -113,7 +112,7 @@ impl Engine {
             finish,
             max_queued: sh.config.max_queued_jobs,
         };
-        let (job, queue_position) = match sh.jobs.register(&req, new)? {
+        let (job, queue_position) = match sh.jobs.register(&req, digest, new)? {
             Registered::Duplicate(job_id) => return Ok(duplicate(job_id)),
             Registered::New {
                 job,
@@ -244,5 +243,27 @@ impl Engine {
         sh.jobs.close_requests();
         sh.budget.close();
         tracing::info!(reserved = sh.budget.reserved(), "engine stopped");
+    }
+}
+
+/// Plans `req`, turning a panic inside the planner (a proof kind's code meeting input it did
+/// not expect) into a typed error for this request: the caller gets INVALID_ARGUMENT, not a
+/// reset stream, and the daemon keeps serving.
+fn plan_guarded(planner: &dyn Planner, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| planner.plan(req))) {
+        Ok(r) => r,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            tracing::warn!(kind = %req.kind, cause = %what, "planning panicked");
+            Err(EngineError::InvalidRequest(format!(
+                "the {} request could not be planned: {}",
+                req.kind,
+                crate::request::clip(&what)
+            )))
+        }
     }
 }

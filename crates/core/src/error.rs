@@ -34,6 +34,10 @@ pub enum EngineError {
     /// circuits, timing-only parameters). Not retryable until the operator changes it.
     #[error("disabled: {0}")]
     Disabled(String),
+    /// The request's `request_id` belongs to a job of a different request. Not retryable
+    /// unchanged: the caller must use another id.
+    #[error("request id conflict: {0}")]
+    RequestIdConflict(String),
     /// The engine is shutting down and accepts no new work.
     #[error("engine is shutting down")]
     ShuttingDown,

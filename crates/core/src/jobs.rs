@@ -79,10 +79,14 @@ pub(crate) struct JobProgress {
 
 /// One submitted job.
 pub(crate) struct Job {
-    /// `job-00000001`.
+    /// `job-` and 16 random hex digits: not guessable, so one client cannot name (wait on,
+    /// cancel) another's job without having been told its id.
     pub(crate) id: String,
     /// The caller's id, for de-duplication (may be empty).
     pub(crate) request_id: String,
+    /// [`ProofRequest::digest`] of the request, when it carried a request id: a later submit
+    /// with that id is this job only if its digest is the same.
+    digest: Option<[u8; 32]>,
     /// The proof kind.
     pub(crate) kind: ProofKind,
     /// The scheduling priority.
@@ -117,6 +121,15 @@ impl Job {
     /// Whether the job ended.
     pub(crate) fn finished(&self) -> bool {
         self.progress.lock().finished_at.is_some()
+    }
+
+    /// Whether the job ended failed or cancelled: a submit with its request id then starts
+    /// afresh instead of getting this outcome back.
+    fn retryable(&self) -> bool {
+        matches!(
+            self.outcome.borrow().as_ref().map(|o| &o.state),
+            Some(JobState::Failed { .. } | JobState::Cancelled)
+        )
     }
 
     /// Whether a partition was admitted.
@@ -264,11 +277,41 @@ impl Registry {
         }
     }
 
-    /// The job of a request id.
-    pub(crate) fn by_request(&self, request_id: &str) -> Option<Arc<Job>> {
-        let jobs = self.jobs.lock();
-        let id = jobs.by_request.get(request_id)?;
-        jobs.by_id.get(id).cloned()
+    /// The job a submit of `req` (whose digest is `digest`) is a duplicate of, if any: the job
+    /// of its request id, unless that one failed or was cancelled (a retry starts afresh). A
+    /// request id held by a job of another request is a [`EngineError::RequestIdConflict`].
+    pub(crate) fn duplicate_of(
+        &self,
+        req: &ProofRequest,
+        digest: Option<&[u8; 32]>,
+    ) -> Result<Option<String>, EngineError> {
+        Self::find_duplicate(&self.jobs.lock(), req, digest)
+    }
+
+    fn find_duplicate(
+        jobs: &Jobs,
+        req: &ProofRequest,
+        digest: Option<&[u8; 32]>,
+    ) -> Result<Option<String>, EngineError> {
+        if req.request_id.is_empty() {
+            return Ok(None);
+        }
+        let Some(job) = jobs
+            .by_request
+            .get(&req.request_id)
+            .and_then(|id| jobs.by_id.get(id))
+        else {
+            return Ok(None);
+        };
+        if job.digest.as_ref() != digest {
+            return Err(EngineError::RequestIdConflict(format!(
+                "request_id `{}` belongs to job {} of a different request (kind, registered \
+                 proof or payload differ); send this request with a request_id of its own",
+                crate::request::clip(&req.request_id),
+                job.id
+            )));
+        }
+        Ok((!job.retryable()).then(|| job.id.clone()))
     }
 
     /// A job by id. Unknown id: `NotFound`.
@@ -281,20 +324,20 @@ impl Registry {
             .ok_or_else(|| EngineError::NotFound(format!("job `{job_id}`")))
     }
 
-    /// Registers a job for `req`, unless one with its request id exists. Too many unfinished
-    /// jobs, or a payload that does not fit the request buffer: `QueueFull`.
+    /// Registers a job for `req`, unless it is a duplicate (see [`Registry::duplicate_of`]).
+    /// Too many unfinished jobs, or a payload that does not fit the request buffer:
+    /// `QueueFull`.
     pub(crate) fn register(
         &self,
         req: &ProofRequest,
+        digest: Option<[u8; 32]>,
         new: NewJob,
     ) -> Result<Registered, EngineError> {
         let payload = req.payload_bytes();
         let mut jobs = self.jobs.lock();
         // Re-check under the lock: two submits with one request id race here.
-        if !req.request_id.is_empty() {
-            if let Some(id) = jobs.by_request.get(&req.request_id) {
-                return Ok(Registered::Duplicate(id.clone()));
-            }
+        if let Some(id) = Self::find_duplicate(&jobs, req, digest.as_ref())? {
+            return Ok(Registered::Duplicate(id));
         }
         let active: Vec<&Arc<Job>> = jobs.by_id.values().filter(|j| !j.finished()).collect();
         if active.len() >= new.max_queued {
@@ -311,8 +354,9 @@ impl Registry {
         let request = self.requests.try_take(payload)?;
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
         let job = Arc::new(Job {
-            id: format!("job-{seq:08}"),
+            id: random_job_id(&jobs),
             request_id: req.request_id.clone(),
+            digest,
             kind: req.kind,
             priority: req.priority,
             seq,
@@ -374,7 +418,8 @@ impl Registry {
             .collect();
         for id in expired {
             if let Some(j) = jobs.by_id.remove(&id) {
-                if !j.request_id.is_empty() {
+                // A retry may have taken the request id over since.
+                if jobs.by_request.get(&j.request_id) == Some(&j.id) {
                     jobs.by_request.remove(&j.request_id);
                 }
             }
@@ -389,5 +434,16 @@ impl Registry {
     /// Gives the request buffer back to the budget (shutdown).
     pub(crate) fn close_requests(&self) {
         self.requests.slice.lock().take();
+    }
+}
+
+/// `job-` and 16 random hex digits, not already in use.
+fn random_job_id(jobs: &Jobs) -> String {
+    use rand_core::RngCore;
+    loop {
+        let id = format!("job-{:016x}", rand_core::OsRng.next_u64());
+        if !jobs.by_id.contains_key(&id) {
+            return id;
+        }
     }
 }

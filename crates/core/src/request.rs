@@ -131,6 +131,36 @@ impl ProofRequest {
             + self.comm_d_new.len()
             + self.request_id.len()) as u64
     }
+
+    /// SHA-256 of everything that decides the proof: kind, registered proof, sector size and
+    /// number, miner, PoSt randomness and partition, commitments and every payload byte (each
+    /// field length-prefixed). Not the request id or the priority: a retry of the same work
+    /// at another priority is the same request. Two requests with one `request_id` are one
+    /// job only when their digests agree.
+    pub fn digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut field = |b: &[u8]| {
+            h.update((b.len() as u64).to_le_bytes());
+            h.update(b);
+        };
+        field(self.kind.to_string().as_bytes());
+        field(&self.registered_proof.to_le_bytes());
+        field(&self.sector_size.to_le_bytes());
+        field(&self.sector_number.to_le_bytes());
+        field(&self.miner_id.to_le_bytes());
+        field(&self.partition_index.to_le_bytes());
+        field(&self.randomness);
+        field(&self.comm_r_old);
+        field(&self.comm_r_new);
+        field(&self.comm_d_new);
+        field(&self.vanilla_proof);
+        field(&(self.vanilla_proofs.len() as u64).to_le_bytes());
+        for v in &self.vanilla_proofs {
+            field(v);
+        }
+        h.finalize().into()
+    }
 }
 
 /// The answer to a submit.
@@ -200,4 +230,18 @@ pub struct JobOutcome {
     pub state: JobState,
     /// Where the time went (so far, for `TimedOut`).
     pub timings: JobTimings,
+}
+
+/// At most 128 bytes of caller-supplied text (cut at a character boundary, `…` appended), for
+/// error messages that echo input back.
+pub(crate) fn clip(s: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 128;
+    if s.len() <= MAX {
+        return s.into();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end]).into()
 }

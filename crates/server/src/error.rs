@@ -82,6 +82,7 @@ impl From<ApiError> for Status {
                     EngineError::Srs { .. } => Code::FailedPrecondition,
                     EngineError::Config(_) => Code::FailedPrecondition,
                     EngineError::Disabled(_) => Code::FailedPrecondition,
+                    EngineError::RequestIdConflict(_) => Code::AlreadyExists,
                     EngineError::Internal(_) => Code::Internal,
                     _ => Code::Internal,
                 };

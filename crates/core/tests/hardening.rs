@@ -1,0 +1,184 @@
+//! Regression tests for the engine's front door (issue 15): request-id idempotency that a
+//! retry or another client could misuse, guessable job ids, and a planner panic that used to
+//! reach the caller as a reset stream.
+mod common;
+
+use common::{fake_srs, sim_config, FakeBackend, FakePlanner};
+use cuzk_core::{
+    Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofKind, ProofRequest,
+};
+use cuzk_groth16::Srs;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn req(id: &str, payload: &[u8]) -> ProofRequest {
+    ProofRequest {
+        request_id: id.into(),
+        kind: ProofKind::Synthetic,
+        priority: Priority::Normal,
+        vanilla_proof: payload.to_vec(),
+        ..Default::default()
+    }
+}
+
+/// [`FakePlanner`], except that payload `fail` plans partitions whose synthesis fails and
+/// payload `panic` panics inside `plan`, as a proof kind's code meeting unexpected input would.
+struct Tricky(FakePlanner);
+
+impl Planner for Tricky {
+    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+        match req.vanilla_proof.as_slice() {
+            b"panic" => panic!("field element is not canonical"),
+            b"fail" => {
+                let mut plan = self.0.plan(req)?;
+                for p in &mut plan.partitions {
+                    p.synthesize = Box::new(|_| Err("synthesis failed on purpose".into()));
+                }
+                Ok(plan)
+            }
+            _ => self.0.plan(req),
+        }
+    }
+    fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
+        self.0.params_path(id)
+    }
+    fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
+        self.0.srs_size_hint(id)
+    }
+    fn load_srs(&self, id: &str) -> Result<Srs, EngineError> {
+        self.0.load_srs(id)
+    }
+}
+
+fn engine(synth: Duration) -> Engine {
+    let planner = FakePlanner {
+        partitions: 2,
+        constraints: 1024,
+        synth,
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let budget = (1 << 26) + fake_srs(100).size_bytes();
+    Engine::new(
+        sim_config(budget),
+        vec![Arc::new(FakeBackend::new(1, 0))],
+        Arc::new(Tricky(planner)),
+    )
+    .expect("engine")
+}
+
+/// A retry after a cancel or a failure got the old CANCELLED / FAILED outcome back for the
+/// whole retention time; it must start a new job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_id_retry_after_cancel_or_failure_starts_a_new_job() {
+    let e = engine(Duration::from_millis(200));
+    let a = e.submit(req("retry-1", b"ok")).unwrap();
+    e.cancel(&a.job_id).unwrap();
+    assert!(matches!(
+        e.wait(&a.job_id, None).await.unwrap().state,
+        JobState::Cancelled
+    ));
+    let b = e.submit(req("retry-1", b"ok")).unwrap();
+    assert!(!b.duplicate, "a cancelled job is not the retry's answer");
+    assert_ne!(a.job_id, b.job_id);
+    assert!(matches!(
+        e.wait(&b.job_id, None).await.unwrap().state,
+        JobState::Completed { .. }
+    ));
+    // Now completed: the same request is idempotent again.
+    let c = e.submit(req("retry-1", b"ok")).unwrap();
+    assert!(c.duplicate);
+    assert_eq!(c.job_id, b.job_id);
+    // The cancelled job's own outcome stays readable by its id.
+    assert!(matches!(
+        e.wait(&a.job_id, None).await.unwrap().state,
+        JobState::Cancelled
+    ));
+
+    let f = e.submit(req("retry-2", b"fail")).unwrap();
+    assert!(matches!(
+        e.wait(&f.job_id, None).await.unwrap().state,
+        JobState::Failed { .. }
+    ));
+    let g = e.submit(req("retry-2", b"fail")).unwrap();
+    assert!(!g.duplicate, "a failed job is not the retry's answer");
+    assert_ne!(f.job_id, g.job_id);
+}
+
+/// Any client could pre-claim a predictable request id with another payload and have the
+/// real request answered with the wrong job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_id_of_another_request_is_a_conflict() {
+    let e = engine(Duration::from_millis(1));
+    let a = e.submit(req("sector-1234", b"ok")).unwrap();
+    let other = req("sector-1234", b"other");
+    match e.submit(other) {
+        Err(EngineError::RequestIdConflict(m)) => {
+            assert!(m.contains("sector-1234") && m.contains(&a.job_id), "{m}")
+        }
+        r => panic!("expected a conflict, got {r:?}"),
+    }
+    // Another registered proof with the same payload is another request too.
+    let mut other = req("sector-1234", b"ok");
+    other.registered_proof = 8;
+    assert!(matches!(
+        e.submit(other),
+        Err(EngineError::RequestIdConflict(_))
+    ));
+    // The priority is not part of the request: a retry at another priority is the same job.
+    let mut same = req("sector-1234", b"ok");
+    same.priority = Priority::High;
+    assert_eq!(e.submit(same).unwrap().job_id, a.job_id);
+    // An overlong id is cut in the message.
+    let long = "x".repeat(10_000);
+    e.submit(req(&long, b"ok")).unwrap();
+    match e.submit(req(&long, b"other")) {
+        Err(e) => assert!(e.to_string().len() < 1024, "{} bytes", e.to_string().len()),
+        Ok(_) => panic!("conflict expected"),
+    }
+}
+
+/// Job ids were `job-00000001`, `job-00000002`…: any client could wait on or cancel
+/// another's jobs by counting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_ids_are_random_not_sequential() {
+    let e = engine(Duration::from_millis(1));
+    let ids: Vec<String> = (0..16)
+        .map(|_| e.submit(req("", b"ok")).unwrap().job_id)
+        .collect();
+    for id in &ids {
+        let hex = id.strip_prefix("job-").expect("job- prefix");
+        assert_eq!(hex.len(), 16, "{id}");
+        assert!(hex.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+    }
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len());
+    assert!(
+        ids.windows(2).any(|w| w[1] < w[0]),
+        "ids must not ascend with submission: {ids:?}"
+    );
+    for id in ids {
+        e.wait(&id, None).await.unwrap();
+    }
+}
+
+/// A panic inside planning (non-canonical field elements hit an `.expect` in the Filecoin
+/// crates) unwound through the gRPC handler: the client saw a reset stream, not an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_in_planning_is_an_invalid_request_and_the_engine_serves_on() {
+    let e = engine(Duration::from_millis(1));
+    match e.submit_async(req("p", b"panic")).await {
+        Err(EngineError::InvalidRequest(m)) => {
+            assert!(m.contains("field element is not canonical"), "{m}")
+        }
+        r => panic!("expected InvalidRequest, got {r:?}"),
+    }
+    let ok = e.submit(req("q", b"ok")).unwrap();
+    assert!(matches!(
+        e.wait(&ok.job_id, None).await.unwrap().state,
+        JobState::Completed { .. }
+    ));
+}
