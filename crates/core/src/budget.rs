@@ -193,6 +193,24 @@ impl MemoryBudget {
         !self.inner.state.lock().waiters.is_empty()
     }
 
+    /// Runs `keep(value)` only if no acquire is waiting, atomically with that check: an
+    /// acquire cannot register between the two, so one that arrives later finds what `keep`
+    /// stored and its reclaim can free it. When someone waits, `value` comes straight back
+    /// for the caller to free (the waiter needs those bytes now); otherwise `keep`'s return.
+    ///
+    /// `keep` runs under the budget's lock: it must not reserve or release bytes (moving a
+    /// [`Reservation`] into a store is fine; dropping one is not).
+    pub fn keep_unless_waiting<T>(&self, value: T, keep: impl FnOnce(T) -> Option<T>) -> Option<T> {
+        let st = self.inner.state.lock();
+        if !st.waiters.is_empty() {
+            drop(st);
+            return Some(value);
+        }
+        let back = keep(value);
+        drop(st);
+        back
+    }
+
     /// Installs the function called on memory pressure.
     pub fn set_reclaimer(&self, reclaimer: Reclaimer) {
         *self.inner.reclaimer.lock() = Some(reclaimer);

@@ -141,4 +141,71 @@ mod tests {
         assert_eq!(budget.reserved(), 0);
         assert!(!off.enabled());
     }
+
+    /// Issue 15 item 9: a prover checked `has_waiters()` and then kept its buffers, while a
+    /// waiter arriving between the two ran the reclaimer once, on a pool that did not yet
+    /// hold them, and then waited for bytes nobody would release. A waiter that arrives during
+    /// the keep must be served by reclaiming the kept set.
+    #[test]
+    fn a_waiter_arriving_while_buffers_are_kept_is_served_from_them() {
+        use crate::request::Priority;
+        use std::sync::Arc;
+        use std::time::Duration;
+        let budget = MemoryBudget::new(1000);
+        let pool = Arc::new(BufferPool::new(4));
+        let p = pool.clone();
+        budget.set_reclaimer(Arc::new(move |n| {
+            p.reclaim(n);
+        }));
+        let part = budget.try_acquire(1000, Category::WorkingSet).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let back = budget.keep_unless_waiting((bufs(8), part), |(b, r)| {
+            // A new partition asks for the memory right now, between check and keep.
+            let b2 = budget.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                let got = rt.block_on(b2.acquire(1000, Category::WorkingSet, Priority::Normal));
+                tx.send(got.map(|r| r.bytes())).unwrap();
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            pool.put("c", b, r)
+        });
+        assert!(back.is_none(), "kept: nobody was registered at the check");
+        let got = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the waiter is served from the reclaimed set, not left waiting");
+        assert_eq!(got.unwrap(), 1000);
+        assert_eq!(pool.stats(), (0, 0));
+        // And with a waiter already registered, nothing is kept.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let b3 = budget.clone();
+        let held = rt.block_on(async move {
+            let first = b3
+                .acquire(600, Category::WorkingSet, Priority::Normal)
+                .await;
+            first.unwrap()
+        });
+        let waiting = budget.clone();
+        let h = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(waiting.acquire(600, Category::WorkingSet, Priority::Normal))
+                .map(|r| r.bytes())
+        });
+        while !budget.has_waiters() {
+            std::thread::yield_now();
+        }
+        let back = budget.keep_unless_waiting((bufs(1), held), |(b, r)| pool.put("c", b, r));
+        let (_, r) = back.expect("a waiter is registered: the set comes back");
+        drop(r);
+        assert_eq!(h.join().unwrap().unwrap(), 600);
+    }
 }

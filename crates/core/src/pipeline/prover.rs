@@ -73,16 +73,18 @@ pub(crate) async fn prove(
         Err(e) => return p.fail(sh, "prover task", e),
     };
     // a/b/c are gone, or handed back: kept for the next synthesis with the bytes that
-    // cover them, unless someone waits for memory (the waiter gets the bytes instead).
+    // cover them, unless someone waits for memory (the waiter gets the bytes instead). The
+    // check and the keep are one step under the budget's lock, so a waiter that arrives
+    // just after finds the set in the pool and its reclaim frees it.
     // Freeing gigabytes (unmapping) runs off the runtime's threads, and the bytes are
     // returned to the budget only once the memory is gone.
     if let Some(spent) = spent {
         let part = reservation.split(resident_bytes(&spent).min(reservation.bytes()));
-        let freed = if sh.budget.has_waiters() {
-            Some((spent, part))
-        } else {
-            sh.buffers.put(&p.circuit_id, spent, part)
-        };
+        let freed = sh
+            .budget
+            .keep_unless_waiting((spent, part), |(spent, part)| {
+                sh.buffers.put(&p.circuit_id, spent, part)
+            });
         if let Some(set) = freed {
             tokio::task::spawn_blocking(move || drop(set));
         }
