@@ -60,9 +60,10 @@ pub struct Config {
     /// a backend that locks the device itself around its kernels (its host-side preparation
     /// inside `start` then overlaps the other partition's kernels). Default true.
     pub prover_interlock: bool,
-    /// Capacity of the channel from synthesis to the provers, in partitions. A synthesis
-    /// worker keeps its permit and reservation until its send is accepted. Default: the
-    /// number of prover workers per device.
+    /// Synthesized partitions below HIGH priority that may wait for a prover at once (the
+    /// provers' queue; HIGH and CRITICAL ones always enter it, ahead of the rest). A
+    /// synthesis worker keeps its permit and reservation until the queue accepts its
+    /// partition. Default: the number of prover workers per device.
     pub channel_capacity: usize,
     /// Finished partitions whose buffers (a/b/c, assignments) are kept for the next
     /// synthesis of the same circuit id when the backend hands them back

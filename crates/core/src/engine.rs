@@ -51,8 +51,8 @@ impl Engine {
                 "Engine::new must be called inside a tokio runtime".into(),
             ));
         }
-        let (shared, provers) = Shared::new(config, backends, planner)?;
-        pipeline::start(&shared, provers);
+        let shared = Shared::new(config, backends, planner)?;
+        pipeline::start(&shared);
         for id in shared.config.preload.clone() {
             let sh = shared.clone();
             tokio::spawn(async move {

@@ -182,3 +182,76 @@ async fn a_panic_in_planning_is_an_invalid_request_and_the_engine_serves_on() {
         JobState::Completed { .. }
     ));
 }
+
+/// Priority decided only who left the admission queue first: a CRITICAL partition then waited
+/// behind a bulk partition parked for memory or a synthesis slot, and behind every
+/// synthesized PoRep partition in the FIFO channel to the provers. Under a saturating NORMAL
+/// load, a CRITICAL partition's wait for a prover (from submit to `start`, less its own
+/// synthesis) must stay within one partition's prover time, a HIGH one's within two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn critical_and_high_wait_at_most_one_and_two_prover_times_under_load() {
+    const PROVE_MS: u64 = 150;
+    let planner = FakePlanner {
+        partitions: 4,
+        constraints: 1024,
+        synth: Duration::from_millis(20),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let mut config = sim_config((1 << 28) + fake_srs(100).size_bytes());
+    config.synthesis_concurrency = 4;
+    let e = Engine::new(
+        config,
+        vec![Arc::new(FakeBackend::new(PROVE_MS, 0))],
+        Arc::new(planner),
+    )
+    .expect("engine");
+    let bulk: Vec<String> = (0..12)
+        .map(|i| e.submit(req(&format!("bulk-{i}"), b"ok")).unwrap().job_id)
+        .collect();
+    // Let the bulk work fill every stage: slots, the provers' queue, the device.
+    tokio::time::sleep(Duration::from_millis(4 * PROVE_MS)).await;
+    // One urgent job at a time (a CRITICAL one waits behind another CRITICAL one's
+    // partitions, as it should): HIGH first, then CRITICAL, the bulk load running throughout.
+    let mut urgent = Vec::new();
+    for (prio, id) in [(Priority::High, "high"), (Priority::Critical, "crit")] {
+        let mut r = req(id, b"ok");
+        r.priority = prio;
+        let job = e.submit(r).unwrap().job_id;
+        assert!(matches!(
+            e.wait(&job, None).await.unwrap().state,
+            JobState::Completed { .. }
+        ));
+        urgent.push((prio, job));
+    }
+    let rows = e.timeline();
+    let busy_bulk = rows
+        .iter()
+        .filter(|r| bulk.contains(&r.job_id) && r.prove_start.is_none())
+        .count();
+    assert!(
+        busy_bulk > 8,
+        "the bulk load still queued {busy_bulk} partitions: saturated"
+    );
+    for (prio, id) in &urgent {
+        // The job's first partition to reach a prover.
+        let first = rows
+            .iter()
+            .filter(|r| &r.job_id == id)
+            .min_by_key(|r| r.prove_start.expect("proved"))
+            .unwrap();
+        let synth = first.synth_end.unwrap() - first.synth_start.unwrap();
+        let wait = first.prove_start.unwrap() - first.queued - synth;
+        let allowed =
+            Duration::from_millis(PROVE_MS * if *prio == Priority::Critical { 1 } else { 2 });
+        println!("{prio} waited {wait:?} for a prover (allowed {allowed:?})");
+        assert!(
+            wait <= allowed + Duration::from_millis(60),
+            "{prio} waited {wait:?}, more than {allowed:?}"
+        );
+    }
+    for id in bulk {
+        e.cancel(&id).unwrap();
+    }
+    e.shutdown(Duration::from_secs(10)).await;
+}

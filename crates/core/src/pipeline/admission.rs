@@ -1,35 +1,54 @@
 //! Admission, the first stage: takes the next queued partition once a synthesis slot is
 //! free, then gets its SRS and its memory reservation, waiting in priority order.
 //!
-//! Admission is one task, so at most one partition waits for memory at a time and no waiter
-//! holds memory another waiter needs (no hold-and-wait cycle between partitions). The
-//! reservation is taken before synthesis allocates. [`check_fits`] refuses at submit what
-//! could never be admitted.
+//! Admission runs in two lanes, one task each: the bulk lane takes any partition, highest
+//! priority first, with the synthesis slots; the urgent lane takes only HIGH and CRITICAL
+//! ones, with slots of its own, so such a partition is never stuck behind a bulk partition
+//! that waits for memory or for a slot. Each lane has at most one partition waiting for
+//! memory, and a waiter holds no memory another waiter needs (no hold-and-wait cycle); the
+//! budget serves its waiters by priority. The reservation is taken before synthesis
+//! allocates. [`check_fits`] refuses at submit what could never be admitted.
 use super::partition::{Admitted, Held, Partition, Planned};
-use super::shared::Shared;
+use super::shared::{Shared, URGENT};
 use crate::budget::{Category, Reservation};
 use crate::error::{BudgetError, EngineError};
 use crate::planner::PartitionPlan;
+use crate::request::Priority;
 use tokio::sync::{watch, OwnedSemaphorePermit};
 
-/// Waits for a synthesis slot, then for a queued partition. `None` once the engine stops.
+/// An admission lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// Any partition, with the synthesis slots.
+    Bulk,
+    /// HIGH and CRITICAL partitions only, with the urgent slots.
+    Urgent,
+}
+
+/// Waits for a synthesis slot of `lane`, then for a queued partition it takes. `None` once
+/// the engine stops.
 pub(crate) async fn next(
     sh: &Shared,
+    lane: Lane,
     stop: &mut watch::Receiver<bool>,
 ) -> Option<(Partition<Planned>, OwnedSemaphorePermit)> {
+    let (slots, min) = match lane {
+        Lane::Bulk => (&sh.synth_permits, Priority::Low),
+        Lane::Urgent => (&sh.urgent_permits, URGENT),
+    };
     let permit = tokio::select! {
-        p = sh.synth_permits.clone().acquire_owned() => p.ok()?,
+        p = slots.clone().acquire_owned() => p.ok()?,
         _ = stop.wait_for(|s| *s) => return None,
     };
     loop {
         if *stop.borrow() {
             return None;
         }
-        if let Some(p) = sh.queue.pop() {
+        if let Some(p) = sh.queue.pop(min) {
             return Some((p, permit));
         }
         tokio::select! {
-            _ = sh.queue.notified() => {}
+            _ = sh.queue.notified(min) => {}
             _ = stop.wait_for(|s| *s) => return None,
         }
     }

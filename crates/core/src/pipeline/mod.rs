@@ -2,9 +2,9 @@
 //!
 //! ```text
 //!  Engine::submit ─▶ Queue (shared.rs: priority, then oldest job)
-//!    ─▶ admission.rs   one task: synthesis slot, SRS handle, memory reservation
+//!    ─▶ admission.rs   two lanes (bulk; HIGH+CRITICAL): slot, SRS handle, reservation
 //!    ─▶ synthesis.rs   blocking pool; reservation sized to the circuit
-//!    ─▶ provers' channel (shared.rs: bounded; the slot is held until it accepts)
+//!    ─▶ provers' queue (shared.rs: by priority; bulk bounded, the slot held until accepted)
 //!    ─▶ prover.rs      workers per device, device interlock, backend `start`
 //!    ─▶ finalize.rs    finalizer slot, backend `finish`, self-check
 //!    ─▶ assembler.rs   the job's proof, its finishing step and check ─▶ outcome
@@ -28,54 +28,46 @@ mod shared;
 mod synthesis;
 
 pub(crate) use self::admission::check_fits;
-pub(crate) use self::shared::{ProverInbox, Shared};
+pub(crate) use self::shared::Shared;
 
+use self::admission::Lane;
 use self::partition::{Partition, Started};
 use crate::metrics::MemorySample;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Starts the pipeline's background tasks (admission, the sampler, the prover workers of
-/// every device) and hands them to the drain.
-pub(crate) fn start(sh: &Arc<Shared>, provers: ProverInbox) {
+/// Starts the pipeline's background tasks (both admission lanes, the sampler, the prover
+/// workers of every device) and hands them to the drain.
+pub(crate) fn start(sh: &Arc<Shared>) {
     let mut tasks = vec![
-        tokio::spawn(admission_loop(sh.clone())),
+        tokio::spawn(admission_loop(sh.clone(), Lane::Bulk)),
+        tokio::spawn(admission_loop(sh.clone(), Lane::Urgent)),
         tokio::spawn(sampler_loop(sh.clone())),
     ];
     for dev in 0..sh.devices.len() {
         for _ in 0..sh.config.prover_workers_per_device {
-            tasks.push(tokio::spawn(prover_worker(
-                sh.clone(),
-                dev,
-                provers.clone(),
-            )));
+            tasks.push(tokio::spawn(prover_worker(sh.clone(), dev)));
         }
     }
     sh.keep_tasks(tasks);
 }
 
-/// Admits queued partitions one at a time; each admitted one synthesizes in a task of its own.
-async fn admission_loop(sh: Arc<Shared>) {
+/// Admits the queued partitions `lane` takes, one at a time; each admitted one synthesizes
+/// in a task of its own.
+async fn admission_loop(sh: Arc<Shared>, lane: Lane) {
     let mut stop = sh.stopping();
-    while let Some((p, permit)) = admission::next(&sh, &mut stop).await {
+    while let Some((p, permit)) = admission::next(&sh, lane, &mut stop).await {
         if let Some(p) = admission::admit(&sh, p, permit).await {
             tokio::spawn(synthesis::run(sh.clone(), p));
         }
     }
 }
 
-/// One worker of device `dev`: proves what the channel brings; each started partition is
-/// finalized and assembled in a task of its own.
-async fn prover_worker(sh: Arc<Shared>, dev: usize, provers: ProverInbox) {
-    loop {
-        let p = {
-            let mut rx = provers.lock().await;
-            rx.recv().await
-        };
-        let Some(p) = p else {
-            return;
-        };
-        if let Some(p) = prover::prove(&sh, dev, p).await {
+/// One worker of device `dev`: proves what the provers' queue brings, highest priority
+/// first; each started partition is finalized and assembled in a task of its own.
+async fn prover_worker(sh: Arc<Shared>, dev: usize) {
+    while let Some((p, interlock)) = prover::next(&sh, dev).await {
+        if let Some(p) = prover::prove(&sh, dev, p, interlock).await {
             tokio::spawn(finish(sh.clone(), p));
         }
     }

@@ -1,6 +1,6 @@
-//! The prover stage: a worker of a device takes a synthesized partition from the channel,
-//! waits for the device's interlock, and runs the backend's `start` (the MSMs and NTTs) on a
-//! blocking thread.
+//! The prover stage: a worker of a device waits for the device's interlock, takes the
+//! highest-priority synthesized partition from the provers' queue, and runs the backend's
+//! `start` (the MSMs and NTTs) on a blocking thread.
 //!
 //! Afterwards a/b/c are gone, or handed back and kept for the next synthesis with the bytes
 //! that cover them, and the reservation shrinks to what the pending proof holds.
@@ -11,13 +11,33 @@ use crate::metrics::Stage;
 use cuzk_groth16::prover::random_blinding;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
+use tokio::sync::MutexGuard;
 
-/// Runs `start` for a partition on device `dev`. `None`: it left the pipeline (its job
-/// ended, or `start` failed and failed the job).
+/// The device's interlock (when the config asks for it), then the highest-priority
+/// synthesized partition. The lock comes first: a worker waiting for the device holds no
+/// partition, so whatever is most urgent when the device frees up goes next. `None` once the
+/// provers' queue is closed and empty.
+pub(crate) async fn next(
+    sh: &Shared,
+    dev: usize,
+) -> Option<(Partition<Circuit>, Option<MutexGuard<'_, ()>>)> {
+    let lock = if sh.config.prover_interlock {
+        Some(sh.devices[dev].interlock.lock().await)
+    } else {
+        None
+    };
+    let p = sh.provers.pop().await?;
+    Some((p, lock))
+}
+
+/// Runs `start` for a partition on device `dev`, holding `lock` (the device's interlock, if
+/// taken) until it returns. `None`: it left the pipeline (its job ended, or `start` failed and
+/// failed the job).
 pub(crate) async fn prove(
     sh: &Shared,
     dev: usize,
     p: Partition<Circuit>,
+    lock: Option<MutexGuard<'_, ()>>,
 ) -> Option<Partition<Started>> {
     let (mut p, Circuit { circuit, held }) = p.take_work();
     p.tracker.stamp(|r, t| r.sent = Some(t));
@@ -25,14 +45,6 @@ pub(crate) async fn prove(
         return None;
     }
     let device = &sh.devices[dev];
-    let lock = if sh.config.prover_interlock {
-        Some(device.interlock.lock().await)
-    } else {
-        None
-    };
-    if p.job.cancelled() {
-        return None;
-    }
     p.tracker.to(Stage::Proving);
     let dev_name = device.name.clone();
     p.tracker.stamp(|r, t| {

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use tokio::sync::{mpsc, watch, Notify, Semaphore};
+use tokio::sync::{watch, Notify, Semaphore};
 use tokio::task::JoinHandle;
 
 /// One prover backend and what the engine counts about it.
@@ -45,35 +45,61 @@ pub(crate) struct Device {
 /// Queue order: highest priority, then oldest job, then partition index.
 type QueueKey = (Reverse<Priority>, u64, usize);
 
+/// The lowest priority the urgent admission lane takes (HIGH: WindowPoSt; CRITICAL: WinningPoSt).
+pub(crate) const URGENT: Priority = Priority::High;
+
 /// Partitions waiting for admission.
 #[derive(Default)]
 pub(crate) struct Queue {
     /// The partitions, in admission order.
     entries: Mutex<BTreeMap<QueueKey, Partition<Planned>>>,
-    /// Wakes the admission task when a partition is queued (or shutdown begins).
+    /// Wakes the bulk admission lane when a partition is queued (or shutdown begins).
     notify: Notify,
+    /// Wakes the urgent admission lane when a HIGH or CRITICAL partition is queued.
+    notify_urgent: Notify,
 }
 
 impl Queue {
     /// Queues a job's partitions at once, then wakes admission.
     fn push(&self, parts: Vec<Partition<Planned>>) {
+        let mut urgent = false;
         {
             let mut q = self.entries.lock();
             for p in parts {
+                urgent |= p.job.priority >= URGENT;
                 q.insert((Reverse(p.job.priority), p.job.seq, p.index), p);
             }
         }
         self.notify.notify_one();
+        if urgent {
+            self.notify_urgent.notify_one();
+        }
     }
 
-    /// The next partition to admit.
-    pub(crate) fn pop(&self) -> Option<Partition<Planned>> {
-        self.entries.lock().pop_first().map(|(_, p)| p)
+    /// The next partition to admit, if it has at least priority `min`.
+    pub(crate) fn pop(&self, min: Priority) -> Option<Partition<Planned>> {
+        let mut q = self.entries.lock();
+        let (Reverse(prio), _, _) = *q.first_key_value()?.0;
+        if prio < min {
+            return None;
+        }
+        q.pop_first().map(|(_, p)| p)
     }
 
-    /// Returns when a partition was queued since the last wake-up.
-    pub(crate) async fn notified(&self) {
-        self.notify.notified().await
+    /// Returns when a partition of priority `min` or higher may have been queued since the
+    /// last wake-up of that lane.
+    pub(crate) async fn notified(&self, min: Priority) {
+        if min >= URGENT {
+            self.notify_urgent.notified().await
+        } else {
+            self.notify.notified().await
+        }
+    }
+
+    /// Wakes both admission lanes (shutdown).
+    fn wake_all(&self) {
+        self.notify.notify_one();
+        self.notify_urgent.notify_one();
     }
 
     /// Takes a job's queued partitions out.
@@ -83,6 +109,100 @@ impl Queue {
         let hi = (Reverse(job.priority), job.seq, usize::MAX);
         let keys: Vec<QueueKey> = q.range(lo..=hi).map(|(k, _)| *k).collect();
         keys.into_iter().filter_map(|k| q.remove(&k)).collect()
+    }
+}
+
+/// Synthesized partitions waiting for a prover, highest priority first (then oldest job,
+/// then partition index). Each holds its reservation and, until it is accepted, its
+/// synthesis slot. At most `capacity` partitions below HIGH wait here; HIGH and CRITICAL
+/// ones are always accepted, so they never wait behind a full queue of bulk work.
+pub(crate) struct ProverQueue {
+    state: Mutex<ProverQueueState>,
+    /// Partitions below HIGH allowed to wait at once.
+    capacity: usize,
+    /// Wakes a prover worker when a partition arrives (or the queue closes).
+    ready: Notify,
+    /// Wakes senders waiting for room when a partition leaves (or the queue closes).
+    room: Notify,
+}
+
+#[derive(Default)]
+struct ProverQueueState {
+    entries: BTreeMap<QueueKey, Partition<Circuit>>,
+    /// Entries below HIGH.
+    bulk: usize,
+    /// Set at shutdown: no more partitions are accepted.
+    closed: bool,
+}
+
+impl ProverQueue {
+    fn new(capacity: usize) -> ProverQueue {
+        ProverQueue {
+            state: Mutex::default(),
+            capacity: capacity.max(1),
+            ready: Notify::new(),
+            room: Notify::new(),
+        }
+    }
+
+    /// Hands a partition to the provers, waiting for room if it is bulk work. `Err` gives it
+    /// back when the queue closed (shutdown).
+    pub(crate) async fn push(&self, p: Partition<Circuit>) -> Result<(), Partition<Circuit>> {
+        let urgent = p.job.priority >= URGENT;
+        loop {
+            // Registered before the check, so a pop between the two still wakes us.
+            let room = self.room.notified();
+            {
+                let mut st = self.state.lock();
+                if st.closed {
+                    return Err(p);
+                }
+                if urgent || st.bulk < self.capacity {
+                    st.bulk += usize::from(!urgent);
+                    st.entries
+                        .insert((Reverse(p.job.priority), p.job.seq, p.index), p);
+                    drop(st);
+                    self.ready.notify_one();
+                    return Ok(());
+                }
+            }
+            room.await;
+        }
+    }
+
+    /// The highest-priority waiting partition; `None` once the queue is closed and empty.
+    pub(crate) async fn pop(&self) -> Option<Partition<Circuit>> {
+        loop {
+            let ready = self.ready.notified();
+            {
+                let mut st = self.state.lock();
+                if let Some((_, p)) = st.entries.pop_first() {
+                    if p.job.priority < URGENT {
+                        st.bulk -= 1;
+                    }
+                    let more = !st.entries.is_empty();
+                    drop(st);
+                    self.room.notify_waiters();
+                    if more {
+                        // Another worker may be waiting for what is left.
+                        self.ready.notify_one();
+                    }
+                    return Some(p);
+                }
+                if st.closed {
+                    return None;
+                }
+            }
+            ready.await;
+        }
+    }
+
+    /// Accepts nothing more; workers drain what is queued, then see `None`.
+    fn close(&self) {
+        self.state.lock().closed = true;
+        self.ready.notify_waiters();
+        self.ready.notify_one();
+        self.room.notify_waiters();
     }
 }
 
@@ -122,24 +242,24 @@ pub(crate) struct Shared {
     pub(crate) queue: Queue,
     /// Limits partitions synthesizing at once (memory bandwidth), separately from the budget.
     pub(crate) synth_permits: Arc<Semaphore>,
+    /// Synthesis slots of the urgent admission lane (HIGH and CRITICAL only), so such a
+    /// partition never waits for a slot that bulk work holds.
+    pub(crate) urgent_permits: Arc<Semaphore>,
     /// Limits concurrent `finish` + self-check work.
     pub(crate) finalize_permits: Arc<Semaphore>,
-    /// The provers' channel; taken at shutdown so the workers see it close.
-    pub(crate) provers: Mutex<Option<mpsc::Sender<Partition<Circuit>>>>,
+    /// Synthesized partitions waiting for a prover, by priority; closed at shutdown.
+    pub(crate) provers: ProverQueue,
     /// Accepting, stopping, in flight, background tasks.
     pub(crate) drain: Drain,
 }
 
-/// The receiving end of the provers' channel, shared by the prover workers.
-pub(crate) type ProverInbox = Arc<tokio::sync::Mutex<mpsc::Receiver<Partition<Circuit>>>>;
-
 impl Shared {
-    /// The engine's state for `config`, and the provers' end of the channel.
+    /// The engine's state for `config`.
     pub(crate) fn new(
         config: Config,
         backends: Vec<Arc<dyn ProverBackend>>,
         planner: Arc<dyn Planner>,
-    ) -> Result<(Arc<Shared>, ProverInbox), EngineError> {
+    ) -> Result<Arc<Shared>, EngineError> {
         let budget = MemoryBudget::new(config.budget_bytes);
         let request_pool = budget
             .try_acquire(config.request_buffer_bytes, Category::Requests)
@@ -172,10 +292,11 @@ impl Shared {
                 partitions: AtomicU64::new(0),
             })
             .collect::<Vec<_>>();
-        let (tx, rx) = mpsc::channel(config.channel_capacity);
         let (stopping, _) = watch::channel(false);
+        let capacity = config.channel_capacity;
         let shared = Arc::new(Shared {
             synth_permits: Arc::new(Semaphore::new(config.synthesis_concurrency)),
+            urgent_permits: Arc::new(Semaphore::new(urgent_slots(config.synthesis_concurrency))),
             finalize_permits: Arc::new(Semaphore::new(config.finalizers)),
             config,
             budget,
@@ -187,7 +308,7 @@ impl Shared {
             buffers,
             jobs: Registry::new(request_pool),
             queue: Queue::default(),
-            provers: Mutex::new(Some(tx)),
+            provers: ProverQueue::new(capacity),
             drain: Drain {
                 accepting: AtomicBool::new(true),
                 stopping,
@@ -195,7 +316,7 @@ impl Shared {
                 tasks: Mutex::new(Vec::new()),
             },
         });
-        Ok((shared, Arc::new(tokio::sync::Mutex::new(rx))))
+        Ok(shared)
     }
 
     /// Queues a registered job's partitions.
@@ -239,8 +360,8 @@ impl Shared {
     /// provers' channel, waits until no partition is in flight, then for the tasks.
     pub(crate) async fn stop_pipeline(&self) {
         self.drain.stopping.send_replace(true);
-        self.queue.notify.notify_one();
-        self.provers.lock().take();
+        self.queue.wake_all();
+        self.provers.close();
         // Partitions in flight finish their current step (a kernel is not interrupted).
         self.drain.in_flight.wait_zero().await;
         let tasks = std::mem::take(&mut *self.drain.tasks.lock());
@@ -267,4 +388,11 @@ impl<W> Partition<W> {
         sh.finish_job(&self.job, JobState::Failed { error });
         None
     }
+}
+
+/// Synthesis slots of the urgent lane: a quarter of the bulk slots, at least one. They add to
+/// the bulk slots (a HIGH or CRITICAL partition briefly oversubscribes the cores rather than
+/// wait for bulk work to finish).
+fn urgent_slots(synthesis_concurrency: usize) -> usize {
+    (synthesis_concurrency / 4).max(1)
 }

@@ -1,8 +1,8 @@
 //! Synthesis, the second stage: runs the plan's synthesis on the blocking pool, calibrates
 //! the circuit's estimate on the result, sizes the reservation to what the prover will need,
-//! and hands the partition to the provers' channel.
+//! and hands the partition to the provers' queue (by priority).
 //!
-//! The synthesis slot is held until the channel accepts the partition: a full channel stops
+//! The synthesis slot is held until the queue accepts the partition: a full queue stops
 //! further synthesis instead of letting finished partitions pile up.
 use super::partition::{Admitted, Circuit, Partition};
 use super::shared::Shared;
@@ -11,7 +11,7 @@ use crate::metrics::Stage;
 use crate::planner::SynthesisContext;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::{mpsc, OwnedSemaphorePermit};
+use tokio::sync::OwnedSemaphorePermit;
 
 /// Synthesizes an admitted partition and sends it to the provers.
 pub(crate) async fn run(sh: Arc<Shared>, p: Partition<Admitted>) {
@@ -64,20 +64,12 @@ async fn synthesize(
     Some((p.with_work(Circuit { circuit, held }), permit))
 }
 
-/// Sends a synthesized partition to the provers, holding its synthesis slot until the
-/// channel accepts it (or its job ends, or the channel closed at shutdown).
+/// Hands a synthesized partition to the provers' queue, holding its synthesis slot until the
+/// queue accepts it (or its job ends, or the queue closed at shutdown).
 async fn send(sh: &Shared, p: Partition<Circuit>, permit: OwnedSemaphorePermit) {
-    let tx = sh.provers.lock().clone();
-    let Some(tx) = tx else {
-        return;
-    };
     let job = p.job.clone();
     tokio::select! {
-        r = tx.send(p) => {
-            if let Err(mpsc::error::SendError(p)) = r {
-                drop(p);
-            }
-        }
+        r = sh.provers.push(p) => drop(r),
         _ = job.wait_cancelled() => {}
     }
     drop(permit);
