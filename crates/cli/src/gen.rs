@@ -27,7 +27,9 @@ pub enum GenCommand {
     /// kind (PoRep C1 envelope, WinningPoSt, WindowPoSt, SnapDeals), a `manifest.json`, and
     /// INSECURE parameters for their circuits under Filecoin's file names (use the directory
     /// as `FIL_PROOFS_PARAMETER_CACHE`). Deterministic from the seed; reused when a manifest
-    /// for the same seed and size is already there.
+    /// for the same seed and size is already there. With `--timing-only` (32GiB, 64GiB):
+    /// requests of the real shapes with random values instead, no sealing, no parameters;
+    /// proofs made from them do not verify.
     Testdata(TestdataArgs),
 }
 
@@ -46,6 +48,11 @@ pub struct TestdataArgs {
     /// Write the requests only, no parameters.
     #[arg(long)]
     pub no_params: bool,
+    /// Write TIMING-ONLY requests of the real 32GiB or 64GiB shapes instead (random vanilla
+    /// proofs, no sealing, no parameters): they drive full-size synthesis, but proofs made
+    /// from them DO NOT VERIFY.
+    #[arg(long)]
+    pub timing_only: bool,
 }
 
 /// Arguments of `cuzk gen params`.
@@ -73,6 +80,9 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
 
 fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {
     use cuzk_filecoin::testdata::{cached, ensure, TestdataOptions};
+    if args.timing_only {
+        return run_timing_only(args);
+    }
     if !args.no_params {
         warn_insecure(args.seed);
     }
@@ -124,6 +134,64 @@ fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {
         );
     }
     println!("export FIL_PROOFS_PARAMETER_CACHE={}", args.out.display());
+    Ok(())
+}
+
+/// `cuzk gen testdata --timing-only`: shape-true requests with random values.
+fn run_timing_only(args: TestdataArgs) -> anyhow::Result<()> {
+    use cuzk_filecoin::shaped::{ensure, ShapedOptions, WARNING};
+    use cuzk_filecoin::SectorSize;
+    let sector_size = SectorSize::parse(&args.sector_size)?;
+    if !matches!(sector_size, SectorSize::S32GiB | SectorSize::S64GiB) {
+        anyhow::bail!(
+            "--timing-only is for the real sector sizes (32GiB, 64GiB); for {sector_size} seal \
+             real test data without it"
+        );
+    }
+    eprintln!("WARNING: {WARNING}");
+    std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", args.out.display()));
+    let opts = ShapedOptions {
+        out: args.out.clone(),
+        sector_size,
+        seed: args.seed,
+    };
+    let started = Instant::now();
+    let (m, reused) = ensure(&opts)
+        .with_context(|| format!("generating timing-only requests in {}", args.out.display()))?;
+    let m = &m.manifest;
+    let lengths: std::collections::HashMap<&str, u64> =
+        m.files.iter().map(|(n, len)| (n.as_str(), *len)).collect();
+    for r in &m.requests {
+        let files: Vec<&String> = r
+            .vanilla_proof_file
+            .iter()
+            .chain(&r.vanilla_proofs_files)
+            .collect();
+        let bytes: u64 = files.iter().filter_map(|f| lengths.get(f.as_str())).sum();
+        let first = files.first().map(|f| f.as_str()).unwrap_or("");
+        let more = match files.len() {
+            0 | 1 => String::new(),
+            n => format!(" (+{} more)", n - 1),
+        };
+        println!(
+            "{:<8} registered_proof {:>2}  {:>10}  {first}{more}",
+            r.kind,
+            r.registered_proof,
+            human_size(bytes)
+        );
+    }
+    if reused {
+        println!(
+            "reused the timing-only data in {} (generated in {:.1} s); took {:.2} s",
+            args.out.display(),
+            m.total_seconds,
+            started.elapsed().as_secs_f64()
+        );
+    } else {
+        println!("generated in {:.1} s", m.total_seconds);
+    }
+    println!("no parameters written: prove these with timing-only parameters of the real circuits");
+    eprintln!("WARNING: {WARNING}");
     Ok(())
 }
 

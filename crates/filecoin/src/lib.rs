@@ -8,6 +8,8 @@
 //! - [`params`]: circuit id ↔ Filecoin parameter file names (`v28-….params`/`.vk`/`.meta`),
 //!   blank circuits, test-parameter generation.
 //! - [`testdata`]: a seeded 2 KiB sector sealed on the CPU, with requests for every kind.
+//! - [`shaped`]: TIMING-ONLY requests of the real 32 GiB / 64 GiB shapes (random vanilla
+//!   proofs; their proofs do not verify), and constraint counting without a witness.
 //! - [`compiled`]: pre-compiled constraint matrices (witness-only synthesis + sparse
 //!   matrix–vector products).
 //! - [`mod@bench`]: synthesis speed of our recorder against bellperson's.
@@ -44,6 +46,7 @@ mod porep;
 mod post;
 pub mod registry;
 pub mod request;
+pub mod shaped;
 mod snap;
 pub mod testdata;
 
