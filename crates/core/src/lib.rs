@@ -8,6 +8,7 @@
 //! - [`planner`]: the [`Planner`] trait through which proof kinds plug in; [`kinds`] holds
 //!   the planners (synthetic circuits here; Filecoin kinds in `kinds::filecoin`).
 //! - [`metrics`]: stage gauges, timeline, memory samples.
+//! - [`params`]: reading `.params` files.
 //! - [`config`]: `cuzk.toml` → validated [`Config`].
 //! - [`bench`](mod@bench): the pipeline benchmark the CLI runs.
 #![forbid(unsafe_code)]
@@ -21,6 +22,7 @@ pub mod error;
 pub mod estimate;
 pub mod kinds;
 pub mod metrics;
+pub mod params;
 pub mod planner;
 pub mod request;
 mod reuse;
