@@ -9,14 +9,12 @@ use cuzk_server::proto::{
     await_proof_response, EvictSrsRequest, GetStatusRequest, GetStatusResponse, GetTimelineRequest,
     PreloadSrsRequest, ProveRequest,
 };
+use cuzk_server::DEFAULT_ADDR;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The address `cuzk daemon` listens on when none is configured.
-pub const DEFAULT_ADDR: &str = "127.0.0.1:9820";
 
 /// Client subcommands of `cuzk bench` that talk to a running daemon.
 #[derive(Subcommand)]
