@@ -147,8 +147,9 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<()> {
         params_dir = %cfg.engine.params_dir.display(),
         "cuzk daemon starting"
     );
-    // Before the runtime's threads start: filecoin-proofs reads it once, at first use.
-    crate::engine_setup::export_params_dir(&cfg.engine);
+    // Before the runtime's threads start: filecoin-proofs reads it once, at first use. Its
+    // verifiers (the engine's self-check and the clients' checks) read `.vk` files there.
+    cuzk_filecoin::params::set_parameter_dir(&cfg.engine.params_dir);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -80,9 +80,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<()> {
     // The engine and Filecoin's verifier read the test parameters from the cache.
     config.params_dir = args.cache.clone();
     // Before any thread starts: filecoin-proofs reads it once, at first use.
-    crate::engine_setup::export_params_dir(&config);
+    cuzk_filecoin::params::set_parameter_dir(&config.params_dir);
     // Sealing the test sector writes its graph caches here, not under /var/tmp.
-    std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", args.cache.display()));
+    cuzk_filecoin::params::set_cache_dir(&args.cache);
     println!("cuzk demo");
     println!(
         "  engine: budget {}, {} synthesis workers",
