@@ -10,11 +10,9 @@
 //! - [`metrics`]: stage gauges, timeline, memory samples.
 //! - [`params`]: reading `.params` files.
 //! - [`config`]: `cuzk.toml` → validated [`Config`].
-//! - [`bench`](mod@bench): the pipeline benchmark the CLI runs.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod bench;
 pub mod budget;
 pub mod config;
 pub mod engine;
