@@ -2,7 +2,7 @@
 //! s/proof, the prover-busy fraction, peak RSS and the peak reserved bytes by category.
 use anyhow::Context;
 use clap::Args;
-use cuzk_core::bench::{bench_pipeline, BenchOptions};
+use cuzk_bench::pipeline::{bench_pipeline, BenchOptions};
 use cuzk_core::config::parse_size;
 use cuzk_core::Config;
 

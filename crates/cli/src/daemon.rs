@@ -3,8 +3,7 @@
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use cuzk_core::{Config, Engine};
-use cuzk_server::{Daemon, ListenAddr, ServeOptions};
-use serde::Deserialize;
+use cuzk_server::{Daemon, ServeOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,16 +35,6 @@ pub enum LogFormat {
     Json,
 }
 
-/// The `[server]` table of `cuzk.toml`; everything else belongs to the engine.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawServer {
-    listen: Option<String>,
-    metrics_listen: Option<String>,
-    drain_timeout: Option<String>,
-    max_message_size: Option<String>,
-}
-
 /// The daemon's whole configuration.
 pub struct DaemonConfig {
     /// The engine's part.
@@ -56,13 +45,13 @@ pub struct DaemonConfig {
     pub gpu: cuzk_cuda::CudaOptions,
 }
 
-/// Splits `cuzk.toml` into the `[server]` and `[gpu]` tables (ours) and the engine's tables
-/// (core's parser, which rejects unknown keys).
+/// Splits `cuzk.toml` into the `[server]` table (the server's parser), the `[gpu]` table
+/// and the engine's tables (core's parser, which rejects unknown keys).
 pub fn parse_config(text: &str) -> anyhow::Result<DaemonConfig> {
     let mut table: toml::Table = toml::from_str(text).context("parsing TOML")?;
-    let raw: RawServer = match table.remove("server") {
-        Some(v) => v.try_into().context("[server]")?,
-        None => RawServer::default(),
+    let serve = match table.remove("server") {
+        Some(v) => ServeOptions::from_toml(v)?,
+        None => ServeOptions::default(),
     };
     let gpu = match table.remove("gpu") {
         Some(v) => cuzk_cuda::CudaOptions::from_toml(&v, cuzk_core::config::parse_size)?,
@@ -70,22 +59,6 @@ pub fn parse_config(text: &str) -> anyhow::Result<DaemonConfig> {
     };
     let engine_text = toml::to_string(&table).context("re-encoding the engine tables")?;
     let engine = Config::from_toml_str(&engine_text)?;
-    let listen: ListenAddr = raw
-        .listen
-        .as_deref()
-        .unwrap_or(crate::client_bench::DEFAULT_ADDR)
-        .parse()?;
-    let mut serve = ServeOptions::new(listen);
-    serve.metrics_listen = raw.metrics_listen.filter(|s| !s.trim().is_empty());
-    if let Some(d) = raw.drain_timeout {
-        serve.drain_timeout = humantime::parse_duration(d.trim())
-            .with_context(|| format!("server.drain_timeout = \"{d}\" (write e.g. \"5m\")"))?;
-    }
-    if let Some(m) = raw.max_message_size {
-        let n = cuzk_core::config::parse_size(&m)
-            .map_err(|e| anyhow::anyhow!("server.max_message_size: {e}"))?;
-        serve.max_message_bytes = usize::try_from(n).context("server.max_message_size")?;
-    }
     Ok(DaemonConfig { engine, serve, gpu })
 }
 
@@ -147,8 +120,9 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<()> {
         params_dir = %cfg.engine.params_dir.display(),
         "cuzk daemon starting"
     );
-    // Before the runtime's threads start: filecoin-proofs reads it once, at first use.
-    crate::engine_setup::export_params_dir(&cfg.engine);
+    // Before the runtime's threads start: filecoin-proofs reads it once, at first use. Its
+    // verifiers (the engine's self-check and the clients' checks) read `.vk` files there.
+    cuzk_filecoin::params::set_parameter_dir(&cfg.engine.params_dir);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -184,6 +158,7 @@ async fn wait_for_signal() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cuzk_server::ListenAddr;
 
     #[test]
     fn config_splits_server_and_engine_tables() {
@@ -199,10 +174,7 @@ mod tests {
         assert_eq!(c.serve.max_message_bytes, 64 << 20);
         assert_eq!(c.engine.budget_bytes, 2 << 30);
         let d = parse_config("").unwrap();
-        assert_eq!(
-            d.serve.listen.to_string(),
-            crate::client_bench::DEFAULT_ADDR
-        );
+        assert_eq!(d.serve.listen.to_string(), cuzk_server::DEFAULT_ADDR);
         assert!(d.serve.metrics_listen.is_none());
         assert!(parse_config("[server]\nlisten = \"nowhere\"").is_err());
         assert!(parse_config("[server]\nbogus = 1").is_err());

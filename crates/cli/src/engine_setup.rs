@@ -35,17 +35,10 @@ pub fn tune_for_backends(config: &mut Config, backends: &[Arc<dyn ProverBackend>
     }
 }
 
-/// Points filecoin-proofs at the engine's parameter directory: its verifiers (the engine's
-/// self-check and the clients' checks) read `.vk` files from `FIL_PROOFS_PARAMETER_CACHE`,
-/// and read it once per process, so this must run before any thread starts and before
-/// anything touches the Filecoin crates.
-pub fn export_params_dir(config: &Config) {
-    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &config.params_dir);
-}
-
 /// The planner for every proof kind this build supports: synthetic circuits and the
 /// Filecoin kinds (PoRep C2, SnapDeals, WindowPoSt, WinningPoSt), whose parameters are read
-/// from `config.params_dir` in Filecoin's layout (see [`export_params_dir`]).
+/// from `config.params_dir` in Filecoin's layout (filecoin-proofs' verifiers read the same
+/// directory: see `cuzk_filecoin::params::set_parameter_dir`).
 pub fn planner(config: &Config) -> anyhow::Result<Arc<dyn Planner>> {
     Ok(Arc::new(Router {
         synthetic: config.allow_synthetic.then(SyntheticPlanner::default),

@@ -89,7 +89,7 @@ fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {
     let sector_size = cuzk_filecoin::SectorSize::parse(&args.sector_size)?;
     // filecoin-proofs reads its settings once per process: keep its parent cache beside
     // the output, before anything touches the Filecoin crates.
-    std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", args.out.display()));
+    cuzk_filecoin::params::set_cache_dir(&args.out);
     let opts = TestdataOptions {
         out: args.out.clone(),
         sector_size,

@@ -9,11 +9,7 @@ mod daemon;
 mod demo;
 mod engine_setup;
 mod gen;
-mod params_io;
 mod prove;
-mod request_file;
-mod timeline;
-mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

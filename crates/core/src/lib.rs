@@ -12,13 +12,12 @@
 //!   the planners (synthetic circuits here; Filecoin kinds in `kinds::filecoin`).
 //! - `metrics.rs`: stage gauges, timeline, memory samples.
 //! - [`config`]: `cuzk.toml` → validated [`Config`].
-//! - [`bench`](mod@bench): the pipeline benchmark the CLI runs.
+//! - `params.rs`: reading `.params` files for a planner.
 //!
 //! What users need is re-exported here; the rest is private to the crate.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod bench;
 mod budget;
 pub mod config;
 mod engine;
@@ -27,6 +26,7 @@ mod estimate;
 mod jobs;
 pub mod kinds;
 mod metrics;
+mod params;
 mod pipeline;
 mod planner;
 mod prometheus;
@@ -41,7 +41,9 @@ pub use config::Config;
 pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
 pub use estimate::WorkingSetEstimate;
-pub use metrics::{MemorySample, PartitionTimeline, Stage, StageGauges};
+pub use metrics::{
+    current_rss_bytes, peak_rss_bytes, MemorySample, PartitionTimeline, Stage, StageGauges,
+};
 pub use planner::{
     FinishFn, JobPlan, PartitionPlan, Planner, Prepared, PreparedData, SynthesisContext,
     SynthesizeFn, VerifyFn,

@@ -1,5 +1,5 @@
 //! Observability: stage gauges, per-partition stage timestamps (the bench's timeline), the
-//! sampled reserved-bytes curve, and counters.
+//! sampled reserved-bytes curve, counters, and this process's resident set (VmRSS, VmHWM).
 use crate::budget::Category;
 use crate::request::Priority;
 use parking_lot::Mutex;
@@ -206,4 +206,20 @@ impl Metrics {
     pub fn samples(&self) -> Vec<MemorySample> {
         self.samples.lock().iter().cloned().collect()
     }
+}
+
+/// Peak resident set size of this process (VmHWM), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    proc_status_kib("VmHWM:").map(|k| k * 1024)
+}
+
+/// Current resident set size of this process (VmRSS), in bytes.
+pub fn current_rss_bytes() -> Option<u64> {
+    proc_status_kib("VmRSS:").map(|k| k * 1024)
+}
+
+fn proc_status_kib(key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

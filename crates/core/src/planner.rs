@@ -133,7 +133,7 @@ pub trait Planner: Send + Sync {
     /// [`Planner::srs_size_hint`] bytes. The default reads [`Planner::params_path`].
     fn load_srs(&self, circuit_id: &str) -> Result<Srs, EngineError> {
         let path = self.params_path(circuit_id)?;
-        crate::srs::read_params_file(circuit_id, &path)
+        crate::params::read_params_file(circuit_id, &path)
     }
 
     /// Bytes [`Planner::prepare`] will hold for a circuit id (an estimate is fine; the SRS

@@ -13,17 +13,8 @@ use cuzk_groth16::Srs;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fmt;
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Reads a `.params` file into memory.
-pub fn read_params_file(circuit_id: &str, path: &Path) -> Result<Srs, EngineError> {
-    crate::verify::read_params(path).map_err(|message| EngineError::Srs {
-        circuit_id: circuit_id.to_string(),
-        message,
-    })
-}
 
 /// Where an SRS lives now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,7 +1,7 @@
-//! Glue to the Groth16 crate: reading parameter files and self-verifying partition proofs.
+//! Glue to the Groth16 crate: self-verifying partition proofs (parameter files are read in
+//! [`crate::params`]).
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
-use cuzk_groth16::{Proof, Scalar, Srs, VerifyingKey};
-use std::path::Path;
+use cuzk_groth16::{Proof, Scalar, VerifyingKey};
 
 /// A verifying key prepared for pairings.
 pub struct PreparedVk(PreparedVerifyingKey);
@@ -24,23 +24,4 @@ pub fn verify_partition(
         Ok(false) => Err("proof does not verify against the SRS verifying key".into()),
         Err(e) => Err(e.to_string()),
     }
-}
-
-/// Reads a `.params` file. Every point is checked to be on the curve; the per-point subgroup
-/// check is skipped.
-///
-/// Why: blst's subgroup check costs tens of microseconds a point, which is minutes for a
-/// 1 GiB test file on a small host and hours for a 47 GiB PoRep file, while the daemon must
-/// load parameters in seconds. Skipping it cannot let a bad proof out: every partition proof
-/// is verified against the verifying key before it is returned (`self_verify`, on by
-/// default), and Filecoin kinds are also checked by filecoin-proofs against the separate
-/// `.vk` file. Filecoin's own tooling also reads the parameter cache without subgroup checks.
-pub fn read_params(path: &Path) -> Result<Srs, String> {
-    let opts = cuzk_groth16::params::ReadOptions {
-        check_points: false,
-        ..Default::default()
-    };
-    let (srs, stats) = cuzk_groth16::params::read_params(path, &opts).map_err(|e| e.to_string())?;
-    tracing::debug!(path = %path.display(), bytes = stats.bytes, gbps = stats.gbps(), "params read");
-    Ok(srs)
 }

@@ -9,8 +9,8 @@
 //! that, glibc's per-thread arenas keep freed test-sized (256 KiB) buffers and the RSS
 //! measures allocator retention rather than the engine (measured: VmHWM 41.6 MB against a
 //! 19.1 MB budget with default settings, 16.5 MB with these).
-use cuzk_core::bench::{current_rss_bytes, peak_rss_bytes};
 use cuzk_core::kinds::synthetic::{circuit_id, parse_request, SyntheticPlanner};
+use cuzk_core::{current_rss_bytes, peak_rss_bytes};
 use cuzk_core::{
     Config, Engine, JobState, Planner, Priority, ProofKind, ProofRequest, WorkingSetEstimate,
 };

@@ -415,32 +415,6 @@ async fn duplicate_request_id_returns_the_same_job() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn bench_reports_throughput_and_memory() {
-    let planner = FakePlanner {
-        partitions: 2,
-        constraints: 1024,
-        synth: Duration::from_millis(1),
-        srs_points: 100,
-        live: Default::default(),
-    };
-    let e = engine(planner, Arc::new(FakeBackend::new(3, 0)), 4);
-    let mut opts = cuzk_core::bench::BenchOptions::synthetic("fake", 12, 4);
-    opts.priority = Priority::High;
-    let r = cuzk_core::bench::bench_pipeline(&e, &opts).await.unwrap();
-    println!("{r}");
-    assert_eq!((r.completed, r.failed), (12, 0));
-    assert_eq!(r.partitions, 24);
-    assert!(r.secs_per_proof > 0.0 && r.prover_busy > 0.0 && r.prover_busy_steady <= 1.0);
-    assert!(r.peak_reserved <= r.budget);
-    let text = r.to_string();
-    assert!(
-        text.contains("s/proof") && text.contains("working_set"),
-        "{text}"
-    );
-    e.shutdown(Duration::from_secs(5)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn idle_srs_is_evicted_lru_when_another_needs_the_room() {
     let planner = FakePlanner {
         partitions: 3,

@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let kinds = args
         .next()
         .unwrap_or_else(|| "porep,snap,winning,wpost".into());
-    std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", dir.display()));
+    cuzk_filecoin::params::set_cache_dir(&dir);
     let m = ensure(&TestdataOptions {
         out: dir.clone(),
         sector_size: SectorSize::S2KiB,

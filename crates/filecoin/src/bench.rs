@@ -1,84 +1,16 @@
-//! Synthesis speed: our recorder against bellperson's own prover-side synthesis, on the same
-//! real circuit, in one run.
-//!
-//! The fair reference is what bellperson 0.26 does inside `create_proof` before any FFT or
-//! MSM: its private `ProvingAssignment` constraint system records assignments, a/b/c and
-//! densities, then converts the assignments to their byte representation. We reach exactly
-//! that code through the public `create_proof` by handing it a [`bellperson`] parameter
-//! source that refuses to give out the verifying key — the first thing bellperson asks for
-//! *after* synthesis — so the call returns right when synthesis is done. Both sides include
-//! building the circuit from the vanilla proof and freeing what synthesis produced.
-use std::sync::Arc;
+//! Synthesis speed: our recorder against bellperson's own prover-side synthesis
+//! (the crate's `reference` module), on the same real circuit, in one run. Both sides include building
+//! the circuit from the vanilla proof and freeing what synthesis produced.
 use std::time::{Duration, Instant};
 
-use bellperson::groth16::{ParameterSource, VerifyingKey};
 use bellperson::SynthesisError;
-use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
+use blstrs::Scalar;
 use cuzk_groth16::RecorderMode;
-use ff::Field;
 use serde::Serialize;
 
 use crate::error::Result;
 use crate::plan::plan;
 use crate::request::ProofRequest;
-
-/// A bellperson parameter source that stops `create_proof` right after synthesis.
-struct StopAfterSynthesis;
-
-const STOP: SynthesisError = SynthesisError::MalformedVerifyingKey;
-
-impl ParameterSource<Bls12> for StopAfterSynthesis {
-    type G1Builder = (Arc<Vec<G1Affine>>, usize);
-    type G2Builder = (Arc<Vec<G2Affine>>, usize);
-
-    fn get_vk(&self, _: usize) -> std::result::Result<&VerifyingKey<Bls12>, SynthesisError> {
-        Err(STOP)
-    }
-    fn get_h(&self, _: usize) -> std::result::Result<Self::G1Builder, SynthesisError> {
-        Err(STOP)
-    }
-    fn get_l(&self, _: usize) -> std::result::Result<Self::G1Builder, SynthesisError> {
-        Err(STOP)
-    }
-    fn get_a(
-        &self,
-        _: usize,
-        _: usize,
-    ) -> std::result::Result<(Self::G1Builder, Self::G1Builder), SynthesisError> {
-        Err(STOP)
-    }
-    fn get_b_g1(
-        &self,
-        _: usize,
-        _: usize,
-    ) -> std::result::Result<(Self::G1Builder, Self::G1Builder), SynthesisError> {
-        Err(STOP)
-    }
-    fn get_b_g2(
-        &self,
-        _: usize,
-        _: usize,
-    ) -> std::result::Result<(Self::G2Builder, Self::G2Builder), SynthesisError> {
-        Err(STOP)
-    }
-}
-
-/// Runs bellperson's prover-side synthesis of `circuit` and nothing else.
-pub(crate) fn bellperson_synthesize<C>(circuit: C) -> std::result::Result<(), SynthesisError>
-where
-    C: bellpepper_core::Circuit<Scalar> + Send,
-{
-    match bellperson::groth16::create_proof::<Bls12, _, _>(
-        circuit,
-        StopAfterSynthesis,
-        Scalar::ZERO,
-        Scalar::ZERO,
-    ) {
-        Err(SynthesisError::MalformedVerifyingKey) => Ok(()),
-        Err(e) => Err(e),
-        Ok(_) => Err(SynthesisError::Unsatisfiable),
-    }
-}
 
 /// One circuit's synthesis timings.
 #[derive(Clone, Debug, Serialize)]
@@ -134,12 +66,18 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-fn first_job(req: &ProofRequest) -> Result<crate::plan::PartitionJob> {
-    plan(req)?
+fn first<W>(
+    plan: Result<crate::partition::ProofPlan<W>>,
+) -> Result<crate::partition::PartitionJob<W>> {
+    plan?
         .take_jobs()
         .into_iter()
         .next()
         .ok_or_else(|| crate::error::FilecoinError::filecoin("benchmark", "plan has no partitions"))
+}
+
+fn first_job(req: &ProofRequest) -> Result<crate::partition::PartitionJob> {
+    first(plan(req))
 }
 
 /// Times synthesis of the first partition of `req`, ours and bellperson's alternately,
@@ -164,9 +102,9 @@ pub fn bench_request(req: &ProofRequest, reps: usize) -> Result<SynthBench> {
         drop(s);
         ours.push(t.elapsed());
 
-        let job = first_job(req)?;
+        let job = first(crate::reference::plan(req))?;
         let t = Instant::now();
-        (job.reference_synthesize)()?;
+        (job.synthesize)()?;
         theirs.push(t.elapsed());
 
         let job = first_job(req)?;

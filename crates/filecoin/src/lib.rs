@@ -3,8 +3,10 @@
 //!
 //! - [`request`]: the request as the engine hands it over, and the C1 envelope.
 //! - [`registry`]: proof kinds, sector sizes, Go-side registered-proof numbers, circuit ids.
-//! - [`mod@plan`]: a request → [`plan::ProofPlan`]: partition jobs (circuit id, public inputs,
-//!   memory estimate, lazy synthesis into our recorder) and a verifier for the result.
+//! - [`mod@plan`]: a request → [`ProofPlan`], dispatched to the kind's planner (`porep`,
+//!   `snap`, `post`).
+//! - [`partition`]: what a plan is made of: partition jobs (circuit id, public inputs, memory
+//!   estimate, lazy synthesis into our recorder) and a verifier for the result.
 //! - [`params`]: circuit id ↔ Filecoin parameter file names (`v28-….params`/`.vk`/`.meta`),
 //!   blank circuits, test-parameter generation.
 //! - [`testdata`]: a seeded 2 KiB sector sealed on the CPU, with requests for every kind.
@@ -12,7 +14,8 @@
 //!   proofs; their proofs do not verify), and constraint counting without a witness.
 //! - [`compiled`]: pre-compiled constraint matrices (witness-only synthesis + sparse
 //!   matrix–vector products).
-//! - [`mod@bench`]: synthesis speed of our recorder against bellperson's.
+//! - [`mod@bench`]: synthesis speed of our recorder against bellperson's (the reference
+//!   synthesis is planned by `reference`, so production jobs do not carry it).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -41,9 +44,11 @@ pub mod bench;
 pub mod compiled;
 pub mod error;
 pub mod params;
+pub mod partition;
 pub mod plan;
 mod porep;
 mod post;
+mod reference;
 pub mod registry;
 pub mod request;
 pub mod shaped;
@@ -51,6 +56,7 @@ mod snap;
 pub mod testdata;
 
 pub use error::{FilecoinError, Result};
-pub use plan::{assemble, plan, MemoryEstimate, PartitionJob, ProofPlan};
+pub use partition::{MemoryEstimate, PartitionJob, ProofPlan};
+pub use plan::{assemble, plan};
 pub use registry::{CircuitId, CircuitKind, ProofKind, RegisteredProof, SectorSize};
 pub use request::{C1Envelope, ProofRequest};

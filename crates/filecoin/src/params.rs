@@ -40,6 +40,21 @@ pub fn parameter_cache_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMETER_CACHE))
 }
 
+/// Points filecoin-proofs at the parameter directory `dir`: its verifiers (and the NI-PoRep
+/// aggregation) read `.vk` files and the aggregation SRS from `FIL_PROOFS_PARAMETER_CACHE`,
+/// which filecoin-proofs reads once per process, at first use. Call it before any thread
+/// starts (it sets an environment variable) and before anything touches the Filecoin crates.
+pub fn set_parameter_dir(dir: &Path) {
+    std::env::set_var(PARAMETER_CACHE_ENV, dir);
+}
+
+/// Points filecoin-proofs' sealing caches (the SDR graph caches of [`crate::testdata`]'s
+/// sector, `FIL_PROOFS_CACHE_DIR`) at `dir` instead of `/var/tmp`. Same rule as
+/// [`set_parameter_dir`]: before any thread starts.
+pub fn set_cache_dir(dir: &Path) {
+    std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", dir.display()));
+}
+
 /// The file names of one circuit's parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamFiles {

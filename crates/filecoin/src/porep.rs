@@ -13,10 +13,7 @@ use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, StackedDrg};
 
 use crate::error::{FilecoinError, Result};
-use crate::plan::{
-    reference_guarded, synthesize_guarded, FinishFn, MemoryEstimate, PartitionJob, ProofPlan,
-    VerifyFn,
-};
+use crate::partition::{FinishFn, MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
 use crate::request::{check_scalar, C1Envelope, ProofRequest};
 
@@ -49,7 +46,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// Plans a PoRep C2 request.
-pub(crate) fn plan(req: &ProofRequest) -> Result<ProofPlan> {
+pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
     let (rp, size) = req.registered()?;
     let RegisteredProof::Seal(seal) = rp else {
         return unreachable_kind();
@@ -85,7 +82,10 @@ pub(crate) fn plan(req: &ProofRequest) -> Result<ProofPlan> {
         });
     }
     let prover_id = req.prover_id();
-    crate::with_tree!(size, plan_tree(req, seal, phase1, sector_number, prover_id))
+    crate::with_tree!(
+        size,
+        plan_tree<S>(req, seal, phase1, sector_number, prover_id)
+    )
 }
 
 fn unreachable_kind<T>() -> Result<T> {
@@ -95,13 +95,13 @@ fn unreachable_kind<T>() -> Result<T> {
     })
 }
 
-fn plan_tree<Tree: 'static + MerkleTreeTrait>(
+fn plan_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     req: &ProofRequest,
     seal: RegisteredSealProof,
     phase1: SealCommitPhase1Output,
     sector_number: u64,
     prover_id: [u8; 32],
-) -> Result<ProofPlan> {
+) -> Result<ProofPlan<S::Work>> {
     let config: PoRepConfig = seal.as_v1_config();
     let partitions = usize::from(config.partitions);
     let SealCommitPhase1Output {
@@ -217,13 +217,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
                 circuit_partition: k,
                 public_inputs: inputs,
                 estimate,
-                synthesize: {
-                    let shared = Arc::clone(&shared);
-                    Box::new(move |mode, reuse| {
-                        synthesize_guarded(k, estimate, mode, reuse, || build(&shared, k))
-                    })
-                },
-                reference_synthesize: Box::new(move || reference_guarded(k, || build(&shared, k))),
+                synthesize: S::work(k, estimate, move || build(&shared, k)),
             }
         })
         .collect();
@@ -234,7 +228,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
     // the parameter cache), and `verify_seal` checks that aggregate.
     let finisher: Option<FinishFn> = non_interactive.then(|| {
         Box::new(move |proofs: Vec<u8>| {
-            crate::plan::check_proof_len(&proofs, partitions)?;
+            crate::partition::check_proof_len(&proofs, partitions)?;
             filecoin_proofs_api::seal::aggregate_seal_commit_proofs(
                 seal,
                 filecoin_proofs_api::RegisteredAggregationProof::SnarkPackV2,
@@ -248,9 +242,9 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait>(
     let sector_id = sector_number.into();
     let verifier: VerifyFn = Box::new(move |proof: &[u8]| {
         if !non_interactive {
-            crate::plan::check_proof_len(proof, partitions)?;
+            crate::partition::check_proof_len(proof, partitions)?;
         }
-        crate::plan::verdict(
+        crate::partition::verdict(
             "verify_seal",
             filecoin_proofs_api::seal::verify_seal(
                 seal, comm_r, comm_d, prover_id, sector_id, ticket, seed, proof,

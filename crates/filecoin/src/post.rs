@@ -3,7 +3,6 @@
 //! goes through filecoin-proofs' `verify_winning_post` / `verify_window_post` (or, for a
 //! WindowPoSt partition other than the first, the circuit's verifying key).
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use filecoin_hashers::Hasher;
 use filecoin_proofs::{
@@ -20,9 +19,7 @@ use storage_proofs_post::fallback::{
 };
 
 use crate::error::{FilecoinError, Result};
-use crate::plan::{
-    reference_guarded, synthesize_guarded, MemoryEstimate, PartitionJob, ProofPlan, VerifyFn,
-};
+use crate::partition::{MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, ProofKind, RegisteredProof};
 use crate::request::{bytes32, check_scalar, ProofRequest};
 
@@ -142,11 +139,11 @@ fn build<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// Builds the single job of a PoSt plan.
-fn job<Tree: 'static + MerkleTreeTrait>(
+fn job<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     circuit_id: CircuitId,
     circuit_partition: usize,
     shared: Shared<Tree>,
-) -> Result<PartitionJob> {
+) -> Result<PartitionJob<S::Work>> {
     let estimate = MemoryEstimate::for_circuit(circuit_id);
     let public_inputs = <Compound<Tree> as CompoundProof<
         Scheme<Tree>,
@@ -155,37 +152,26 @@ fn job<Tree: 'static + MerkleTreeTrait>(
         &shared.pub_in, &shared.pp, Some(circuit_partition)
     )
     .map_err(|e| FilecoinError::filecoin("PoSt public inputs", e))?;
-    let shared = Arc::new(shared);
     Ok(PartitionJob {
         circuit_id,
         partition: 0,
         circuit_partition,
         public_inputs,
         estimate,
-        synthesize: {
-            let shared = Arc::clone(&shared);
-            Box::new(move |mode, reuse| {
-                synthesize_guarded(0, estimate, mode, reuse, || {
-                    build(&shared, circuit_partition)
-                })
-            })
-        },
-        reference_synthesize: Box::new(move || {
-            reference_guarded(0, || build(&shared, circuit_partition))
-        }),
+        synthesize: S::work(0, estimate, move || build(&shared, circuit_partition)),
     })
 }
 
 /// Plans a WinningPoSt request.
-pub(crate) fn plan_winning(req: &ProofRequest) -> Result<ProofPlan> {
+pub(crate) fn plan_winning<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
     let (d, size) = decode_common(req)?;
-    crate::with_tree!(size, plan_winning_tree(req, d))
+    crate::with_tree!(size, plan_winning_tree<S>(req, d))
 }
 
-fn plan_winning_tree<Tree: 'static + MerkleTreeTrait>(
+fn plan_winning_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     req: &ProofRequest,
     d: Decoded,
-) -> Result<ProofPlan> {
+) -> Result<ProofPlan<S::Work>> {
     let config: PoStConfig = d.post.as_v1_config();
     if req.vanilla_proofs.len() != config.sector_count {
         return Err(FilecoinError::WrongCount {
@@ -233,7 +219,7 @@ fn plan_winning_tree<Tree: 'static + MerkleTreeTrait>(
         CircuitKind::WinningPost,
         RegisteredProof::PoSt(d.post).sector_size(),
     );
-    let job = job::<Tree>(
+    let job = job::<Tree, S>(
         circuit_id,
         0,
         Shared {
@@ -253,7 +239,7 @@ fn plan_winning_tree<Tree: 'static + MerkleTreeTrait>(
         prover_id: prover_bytes,
     } = d;
     let verifier: VerifyFn = Box::new(move |proof: &[u8]| {
-        crate::plan::check_proof_len(proof, 1)?;
+        crate::partition::check_proof_len(proof, 1)?;
         let reps = replicas
             .iter()
             .map(|(id, comm_r)| {
@@ -262,7 +248,7 @@ fn plan_winning_tree<Tree: 'static + MerkleTreeTrait>(
                     .map_err(|e| FilecoinError::filecoin("comm_r", e))
             })
             .collect::<Result<Vec<_>>>()?;
-        crate::plan::verdict(
+        crate::partition::verdict(
             "verify_winning_post",
             filecoin_proofs::verify_winning_post::<Tree>(
                 &post.as_v1_config(),
@@ -284,15 +270,15 @@ fn plan_winning_tree<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// Plans one WindowPoSt partition.
-pub(crate) fn plan_window(req: &ProofRequest) -> Result<ProofPlan> {
+pub(crate) fn plan_window<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
     let (d, size) = decode_common(req)?;
-    crate::with_tree!(size, plan_window_tree(req, d))
+    crate::with_tree!(size, plan_window_tree<S>(req, d))
 }
 
-fn plan_window_tree<Tree: 'static + MerkleTreeTrait>(
+fn plan_window_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     req: &ProofRequest,
     d: Decoded,
-) -> Result<ProofPlan> {
+) -> Result<ProofPlan<S::Work>> {
     let config: PoStConfig = d.post.as_v1_config();
     let per_partition = config.sector_count;
     if req.vanilla_proofs.len() > per_partition {
@@ -350,7 +336,7 @@ fn plan_window_tree<Tree: 'static + MerkleTreeTrait>(
         RegisteredProof::PoSt(d.post).sector_size(),
     );
     let vk_pp = pp.clone();
-    let job = job::<Tree>(
+    let job = job::<Tree, S>(
         circuit_id,
         k,
         Shared {
@@ -374,14 +360,14 @@ fn plan_window_tree<Tree: 'static + MerkleTreeTrait>(
             prover_id: prover_bytes,
         } = d;
         Box::new(move |proof: &[u8]| {
-            crate::plan::check_proof_len(proof, 1)?;
+            crate::partition::check_proof_len(proof, 1)?;
             let mut reps = BTreeMap::new();
             for (id, comm_r) in &replicas {
                 let r = PublicReplicaInfo::new(*comm_r)
                     .map_err(|e| FilecoinError::filecoin("comm_r", e))?;
                 reps.insert(*id, r);
             }
-            crate::plan::verdict(
+            crate::partition::verdict(
                 "verify_window_post",
                 filecoin_proofs::verify_window_post::<Tree>(
                     &post.as_v1_config(),
@@ -401,7 +387,7 @@ fn plan_window_tree<Tree: 'static + MerkleTreeTrait>(
                 rand::rngs::OsRng,
             >(None, &vk_pp)
             .map_err(|e| FilecoinError::filecoin("loading the WindowPoSt verifying key", e))?;
-            crate::plan::verify_with_vk("WindowPoSt partition proof", &vk, &inputs, proof)
+            crate::partition::verify_with_vk("WindowPoSt partition proof", &vk, &inputs, proof)
         })
     };
     Ok(ProofPlan {

@@ -12,9 +12,7 @@ use storage_proofs_update::{
 };
 
 use crate::error::{FilecoinError, Result};
-use crate::plan::{
-    reference_guarded, synthesize_guarded, MemoryEstimate, PartitionJob, ProofPlan, VerifyFn,
-};
+use crate::partition::{MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
 use crate::request::{bytes32, check_scalar, ProofRequest};
 
@@ -41,7 +39,7 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 }
 
 /// Plans a SnapDeals request.
-pub(crate) fn plan(req: &ProofRequest) -> Result<ProofPlan> {
+pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
     let (rp, size) = req.registered()?;
     let RegisteredProof::Update(update) = rp else {
         return Err(FilecoinError::Filecoin {
@@ -62,17 +60,17 @@ pub(crate) fn plan(req: &ProofRequest) -> Result<ProofPlan> {
     }
     crate::with_tree!(
         size,
-        plan_tree(req, update, comm_r_old, comm_r_new, comm_d_new)
+        plan_tree<S>(req, update, comm_r_old, comm_r_new, comm_d_new)
     )
 }
 
-fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, S: Synthesis>(
     req: &ProofRequest,
     update: RegisteredUpdateProof,
     comm_r_old: [u8; 32],
     comm_r_new: [u8; 32],
     comm_d_new: [u8; 32],
-) -> Result<ProofPlan> {
+) -> Result<ProofPlan<S::Work>> {
     let config = SectorUpdateConfig::from_porep_config(&update.as_v1_config());
     let partitions = usize::from(config.update_partitions);
     if req.vanilla_proofs.len() != partitions {
@@ -153,20 +151,14 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                 circuit_partition: k,
                 public_inputs,
                 estimate,
-                synthesize: {
-                    let shared = Arc::clone(&shared);
-                    Box::new(move |mode, reuse| {
-                        synthesize_guarded(k, estimate, mode, reuse, || build(&shared, k))
-                    })
-                },
-                reference_synthesize: Box::new(move || reference_guarded(k, || build(&shared, k))),
+                synthesize: S::work(k, estimate, move || build(&shared, k)),
             }
         })
         .collect();
 
     let verifier: VerifyFn = Box::new(move |proof: &[u8]| {
-        crate::plan::check_proof_len(proof, partitions)?;
-        crate::plan::verdict(
+        crate::partition::check_proof_len(proof, partitions)?;
+        crate::partition::verdict(
             "verify_empty_sector_update_proof",
             filecoin_proofs_api::update::verify_empty_sector_update_proof(
                 update, proof, comm_r_old, comm_r_new, comm_d_new,

@@ -22,9 +22,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use cuzk_filecoin::plan::MemoryEstimate;
 use cuzk_filecoin::shaped::{self, Counts, ShapedManifest, ShapedOptions};
 use cuzk_filecoin::testdata::Manifest;
+use cuzk_filecoin::MemoryEstimate;
 use cuzk_filecoin::{plan, CircuitId, CircuitKind, ProofKind, ProofRequest, SectorSize};
 use cuzk_groth16::RecorderMode;
 

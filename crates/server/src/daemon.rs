@@ -1,10 +1,11 @@
 //! Starting and stopping the daemon's servers around an engine: the gRPC service on its
 //! socket, the optional HTTP metrics port, and the ordered drain on shutdown.
-use crate::listen::{self, Bound, BoundAddr, ListenAddr};
+use crate::listen::{self, Bound, BoundAddr};
 use crate::metrics_http::{self, HttpState};
+use crate::options::ServeOptions;
 use crate::proto::proving_engine_server::ProvingEngineServer;
 use crate::service::ProvingService;
-use crate::{ServerError, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::ServerError;
 use cuzk_core::Engine;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,33 +19,6 @@ use tokio_stream::StreamExt as _;
 /// How long the gRPC server may take to close its connections once the engine has drained
 /// (every waiting RPC has its answer by then; this only covers writing it out).
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
-
-/// Where and how to serve.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ServeOptions {
-    /// The gRPC listen address.
-    pub listen: ListenAddr,
-    /// `host:port` of the HTTP `/metrics` + `/healthz` server; `None` = off (the default).
-    pub metrics_listen: Option<String>,
-    /// Largest gRPC message accepted or sent, in bytes (the protocol says 256 MiB).
-    pub max_message_bytes: usize,
-    /// On shutdown, how long in-flight jobs may run before they are cancelled.
-    pub drain_timeout: Duration,
-}
-
-impl ServeOptions {
-    /// Options for `listen` with the protocol's defaults: 256 MiB messages, metrics off,
-    /// a 5-minute drain.
-    pub fn new(listen: ListenAddr) -> Self {
-        Self {
-            listen,
-            metrics_listen: None,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            drain_timeout: Duration::from_secs(300),
-        }
-    }
-}
 
 /// A running daemon: the engine plus its servers. Stop it with [`Daemon::shutdown`].
 pub struct Daemon {

@@ -45,6 +45,17 @@ pub enum ServerError {
     /// The engine refused to stop cleanly.
     #[error("engine: {0}")]
     Engine(EngineError),
+    /// The `[server]` table has an unknown key or a value of the wrong type.
+    #[error("[server]: {0}")]
+    ConfigTable(toml::de::Error),
+    /// A `[server]` value does not parse.
+    #[error("server.{field}: {reason}")]
+    ConfigValue {
+        /// The key.
+        field: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
 }
 
 /// Why one RPC failed: the engine refused it, or it never reached the engine because a proto

@@ -4,6 +4,7 @@
 //!
 //! - [`proto`]: the generated protobuf types, server and client (`proto/cuzk/v1/cuzk.proto`).
 //! - [`Daemon`]: binds, serves an [`cuzk_core::Engine`], drains on shutdown.
+//! - [`ServeOptions`]: how to serve, from `cuzk.toml`'s `[server]` table.
 //! - [`client::connect`]: a tonic client with the protocol's 256 MiB limits.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -15,6 +16,7 @@ mod daemon;
 mod error;
 pub mod listen;
 mod metrics_http;
+mod options;
 mod service;
 
 /// Generated from `proto/cuzk/v1/cuzk.proto` (package `cuzk.v1`); see the proto file for what
@@ -24,9 +26,10 @@ pub mod proto {
     tonic::include_proto!("cuzk.v1");
 }
 
-pub use daemon::{Daemon, ServeOptions};
+pub use daemon::Daemon;
 pub use error::ServerError;
 pub use listen::{BoundAddr, ListenAddr};
+pub use options::{ServeOptions, DEFAULT_ADDR};
 pub use service::ProvingService;
 
 /// The protocol's message limit, both ways: 256 MiB.

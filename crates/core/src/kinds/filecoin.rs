@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use cuzk_filecoin::compiled::CompiledCircuit;
 use cuzk_filecoin::params::parameter_cache_dir;
-use cuzk_filecoin::plan::{MemoryEstimate, ProofPlan};
 use cuzk_filecoin::{CircuitId, PartitionJob};
+use cuzk_filecoin::{MemoryEstimate, ProofPlan};
 use cuzk_groth16::RecorderMode;
 
 use crate::error::EngineError;

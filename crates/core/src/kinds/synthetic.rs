@@ -214,7 +214,7 @@ impl Planner for SyntheticPlanner {
         let spec = self.spec_of(circuit_id)?;
         let path = self.params_path(circuit_id)?;
         if path.exists() {
-            match crate::verify::read_params(&path) {
+            match crate::params::read_params(&path) {
                 Ok(srs) => return Ok(srs),
                 Err(e) => {
                     tracing::warn!(path = %path.display(), cause = %e, "cached synthetic params unreadable; regenerating")

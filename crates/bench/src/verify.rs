@@ -1,7 +1,6 @@
 //! Client-side checks of returned proofs, per request: for synthetic circuits the verifying
 //! key is re-derived from the spec with the daemon's (public, insecure) test-setup seed; the
 //! Filecoin kinds will use the Filecoin verifier once `cuzk-filecoin` exposes it.
-use crate::request_file::Verifier;
 use cuzk_core::kinds::synthetic::{circuit_id, parse_request, SyntheticPlanner};
 use cuzk_core::Planner;
 use cuzk_groth16::proof::PROOF_BYTES;
@@ -9,6 +8,9 @@ use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use cuzk_groth16::Proof;
 use cuzk_server::proto::{ProofKind, SubmitProofRequest};
 use std::sync::{Arc, OnceLock};
+
+/// Checks a returned proof on the client side; `Err` says why it is rejected.
+pub type Verifier = Arc<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
 
 /// The check for proofs of `req`, if this build can do one.
 pub fn verifier_for(req: &SubmitProofRequest) -> Option<Verifier> {

@@ -1,8 +1,8 @@
 //! The pipeline benchmark on the CPU prover with synthetic circuits (ignored by default: it is
-//! a benchmark, not a check). Run: `cargo test --release -p cuzk-core --test bench_cpu --
+//! a benchmark, not a check). Run: `cargo test --release -p cuzk-bench --test bench_cpu --
 //! --ignored --nocapture`; `CUZK_BENCH_SPEC`, `CUZK_BENCH_JOBS`, `CUZK_BENCH_C` and
 //! `CUZK_BENCH_BUDGET` (e.g. `64MiB`) override the defaults.
-use cuzk_core::bench::{bench_pipeline, BenchOptions};
+use cuzk_bench::pipeline::{bench_pipeline, BenchOptions};
 use cuzk_core::config::parse_size;
 use cuzk_core::kinds::synthetic::SyntheticPlanner;
 use cuzk_core::{Config, Engine};

@@ -14,15 +14,13 @@
 //!
 //! A test-data manifest (`manifest.json` from `cuzk gen testdata`) is accepted too: `--kind`
 //! then picks its request, and Filecoin's verifier checks the proofs.
-use anyhow::{bail, Context};
+use crate::error::{invalid, Result, Step};
+use crate::verify::Verifier;
 use base64::Engine as _;
 use cuzk_server::proto::{Priority, ProofKind, SubmitProofRequest};
 use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
-
-/// Checks a returned proof on the client side; `Err` says why it is rejected.
-pub type Verifier = Arc<dyn Fn(&[u8]) -> Result<(), String> + Send + Sync>;
 
 /// A request to send repeatedly, with the check for its proofs.
 #[derive(Clone)]
@@ -37,7 +35,7 @@ pub struct Template {
 
 impl Template {
     /// Runs the client-side check.
-    pub fn verify(&self, proof: &[u8]) -> Result<(), String> {
+    pub fn verify(&self, proof: &[u8]) -> std::result::Result<(), String> {
         match &self.verifier {
             Some(v) => v(proof),
             None => Err(format!(
@@ -49,25 +47,33 @@ impl Template {
 }
 
 /// The proto kind for a name people type.
-pub fn parse_kind(s: &str) -> anyhow::Result<ProofKind> {
+pub fn parse_kind(s: &str) -> Result<ProofKind> {
     Ok(match s.to_ascii_lowercase().replace('-', "_").as_str() {
         "porep" | "porep_seal_commit" | "c2" => ProofKind::PorepSealCommit,
         "snap" | "snapdeals" | "snap_deals_update" => ProofKind::SnapDealsUpdate,
         "wpost" | "windowpost" | "window_post_partition" => ProofKind::WindowPostPartition,
         "winning" | "winningpost" | "winning_post" => ProofKind::WinningPost,
         "synthetic" | "synth" => ProofKind::Synthetic,
-        _ => bail!("unknown proof kind `{s}`; use porep, snap, wpost, winning or synthetic"),
+        _ => {
+            return Err(invalid!(
+                "unknown proof kind `{s}`; use porep, snap, wpost, winning or synthetic"
+            ))
+        }
     })
 }
 
 /// The proto priority for a name people type.
-pub fn parse_priority(s: &str) -> anyhow::Result<Priority> {
+pub fn parse_priority(s: &str) -> Result<Priority> {
     Ok(match s.to_ascii_lowercase().as_str() {
         "low" => Priority::Low,
         "normal" => Priority::Normal,
         "high" => Priority::High,
         "critical" => Priority::Critical,
-        _ => bail!("unknown priority `{s}`; use low, normal, high or critical"),
+        _ => {
+            return Err(invalid!(
+                "unknown priority `{s}`; use low, normal, high or critical"
+            ))
+        }
     })
 }
 
@@ -106,51 +112,55 @@ struct RequestFile {
     label: Option<String>,
 }
 
-fn b64(field: &str, s: &str) -> anyhow::Result<Vec<u8>> {
+fn b64(field: &str, s: &str) -> Result<Vec<u8>> {
     base64::engine::general_purpose::STANDARD
         .decode(s.trim())
-        .with_context(|| format!("{field}: not base64"))
+        .with_step(|| format!("{field}: not base64"))
 }
 
-fn hex_field(field: &str, s: &Option<String>) -> anyhow::Result<Vec<u8>> {
+fn hex_field(field: &str, s: &Option<String>) -> Result<Vec<u8>> {
     match s {
         None => Ok(Vec::new()),
-        Some(s) => hex::decode(s.trim()).with_context(|| format!("{field}: not hex")),
+        Some(s) => hex::decode(s.trim()).with_step(|| format!("{field}: not hex")),
     }
 }
 
 /// Reads a request file. `kind`, if given, must agree with the file.
-pub fn load(path: &Path, kind: Option<&str>) -> anyhow::Result<Template> {
+pub fn load(path: &Path, kind: Option<&str>) -> Result<Template> {
     let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading request file {}", path.display()))?;
+        .with_step(|| format!("reading request file {}", path.display()))?;
     let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("parsing request file {}", path.display()))?;
+        .with_step(|| format!("parsing request file {}", path.display()))?;
     if value.get("generator_version").is_some() && value.get("requests").is_some() {
         return from_manifest(path, value, kind);
     }
     let f: RequestFile = serde_json::from_value(value)
-        .with_context(|| format!("parsing request file {}", path.display()))?;
+        .with_step(|| format!("parsing request file {}", path.display()))?;
     let file_kind = parse_kind(&f.proof_kind)?;
     if let Some(k) = kind {
         if parse_kind(k)? != file_kind {
-            bail!(
+            return Err(invalid!(
                 "--kind {k} but {} holds a {} request",
                 path.display(),
                 f.proof_kind
-            );
+            ));
         }
     }
     let vanilla_proof = match (&f.vanilla_proof_b64, &f.vanilla_proof_text) {
         (Some(b), None) => b64("vanilla_proof_b64", b)?,
         (None, Some(t)) => t.as_bytes().to_vec(),
         (None, None) => Vec::new(),
-        (Some(_), Some(_)) => bail!("set vanilla_proof_b64 or vanilla_proof_text, not both"),
+        (Some(_), Some(_)) => {
+            return Err(invalid!(
+                "set vanilla_proof_b64 or vanilla_proof_text, not both"
+            ))
+        }
     };
     let vanilla_proofs = f
         .vanilla_proofs_b64
         .iter()
         .map(|s| b64("vanilla_proofs_b64", s))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let priority = match &f.priority {
         Some(p) => parse_priority(p)? as i32,
         None => Priority::Unspecified as i32,
@@ -185,22 +195,21 @@ pub fn load(path: &Path, kind: Option<&str>) -> anyhow::Result<Template> {
 
 /// The request of `kind` from a test-data manifest (`cuzk gen testdata`'s `manifest.json`;
 /// the request files sit beside it).
-fn from_manifest(
-    path: &Path,
-    value: serde_json::Value,
-    kind: Option<&str>,
-) -> anyhow::Result<Template> {
+fn from_manifest(path: &Path, value: serde_json::Value, kind: Option<&str>) -> Result<Template> {
     let m: cuzk_filecoin::testdata::Manifest = serde_json::from_value(value)
-        .with_context(|| format!("parsing manifest {}", path.display()))?;
+        .with_step(|| format!("parsing manifest {}", path.display()))?;
     let Some(kind) = kind else {
-        bail!("--kind is needed to pick a request from {}", path.display());
+        return Err(invalid!(
+            "--kind is needed to pick a request from {}",
+            path.display()
+        ));
     };
     let want = parse_kind(kind)? as i32;
     let spec = m
         .requests
         .iter()
         .find(|r| r.proof_kind == want)
-        .with_context(|| format!("{} has no {kind} request", path.display()))?;
+        .ok_or_else(|| invalid!("{} has no {kind} request", path.display()))?;
     filecoin_template(spec, path.parent().unwrap_or(Path::new(".")))
 }
 
@@ -209,10 +218,10 @@ fn from_manifest(
 pub fn filecoin_template(
     spec: &cuzk_filecoin::testdata::RequestSpec,
     dir: &Path,
-) -> anyhow::Result<Template> {
+) -> Result<Template> {
     let req = spec
         .load(dir)
-        .with_context(|| format!("loading the {} request from {}", spec.kind, dir.display()))?;
+        .with_step(|| format!("loading the {} request from {}", spec.kind, dir.display()))?;
     let request = SubmitProofRequest {
         request_id: String::new(),
         proof_kind: spec.proof_kind,
@@ -242,9 +251,9 @@ pub fn filecoin_template(
 }
 
 /// A synthetic request for `spec` (`synthetic:constraints=4096,inputs=4`).
-pub fn synthetic(kind: &str, spec: &str) -> anyhow::Result<Template> {
+pub fn synthetic(kind: &str, spec: &str) -> Result<Template> {
     if parse_kind(kind)? != ProofKind::Synthetic {
-        bail!("--input FILE is required for --kind {kind}");
+        return Err(invalid!("--input FILE is required for --kind {kind}"));
     }
     let request = SubmitProofRequest {
         proof_kind: ProofKind::Synthetic as i32,

@@ -1,10 +1,8 @@
 //! The pipeline benchmark behind `cuzk bench pipeline`: runs many jobs through an engine and
 //! reports s/proof, the prover-busy fraction, peak RSS and peak reserved bytes by category.
-use crate::budget::Category;
-use crate::config::format_size;
-use crate::engine::Engine;
-use crate::error::EngineError;
-use crate::request::{JobState, Priority, ProofKind, ProofRequest};
+use cuzk_core::config::format_size;
+use cuzk_core::peak_rss_bytes;
+use cuzk_core::{Category, Engine, EngineError, JobState, Priority, ProofKind, ProofRequest};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -65,22 +63,6 @@ pub struct BenchReport {
     pub peak_reserved: u64,
     /// Peak reserved bytes per category.
     pub peak_by_category: Vec<(Category, u64)>,
-}
-
-/// Peak resident set size of this process (VmHWM), in bytes.
-pub fn peak_rss_bytes() -> Option<u64> {
-    proc_status_kib("VmHWM:").map(|k| k * 1024)
-}
-
-/// Current resident set size of this process (VmRSS), in bytes.
-pub fn current_rss_bytes() -> Option<u64> {
-    proc_status_kib("VmRSS:").map(|k| k * 1024)
-}
-
-fn proc_status_kib(key: &str) -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with(key))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Runs `opts.jobs` jobs through `engine`, `opts.concurrency` at a time, and measures.

@@ -1,0 +1,321 @@
+//! The client side of a running daemon: the load generator behind `cuzk bench single|batch`
+//! and `cuzk demo` (requests round-robin from templates, a bounded number in flight, the
+//! daemon's status polled for peaks, an optional timeline), and the admin calls behind
+//! `cuzk bench status|preload|evict` and `cuzk status`.
+use crate::error::{invalid, Result, Step};
+use crate::report::{Report, Row};
+use crate::request_file::Template;
+use crate::timeline;
+use cuzk_server::client::{self, Client};
+use cuzk_server::proto::{
+    await_proof_response, EvictSrsRequest, GetStatusRequest, GetTimelineRequest, PreloadSrsRequest,
+    ProveRequest,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+async fn connect(addr: &str) -> Result<Client> {
+    client::connect(addr)
+        .await
+        .with_step(|| format!("connecting to the daemon at {addr} (is `cuzk daemon` running?)"))
+}
+
+/// How to run a load.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Requests in total.
+    pub jobs: usize,
+    /// Verify every returned proof on the client side.
+    pub verify: bool,
+    /// Write the run's timeline SVG here.
+    pub timeline: Option<PathBuf>,
+    /// Show a progress bar.
+    pub progress: bool,
+}
+
+/// Sends `opts.jobs` requests (templates round-robin), `opts.concurrency` at a time, through
+/// the daemon at `addr`, and collects the report.
+pub async fn run_load(addr: &str, templates: Vec<Template>, opts: &LoadOptions) -> Result<Report> {
+    if templates.is_empty() {
+        return Err(invalid!("nothing to send"));
+    }
+    let client = connect(addr).await?;
+    let templates = Arc::new(templates);
+    let run_tag = format!(
+        "bench-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0)
+    );
+    let bar = if opts.progress {
+        let b = ProgressBar::new(opts.jobs as u64);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40.cyan/blue} {pos}/{len} proofs {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+
+    // Poll the daemon's status for the peaks during the run.
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    let mut poller_client = client.clone();
+    let poller = tokio::spawn(async move {
+        let (mut reserved, mut rss) = (0u64, 0u64);
+        loop {
+            if let Ok(s) = poller_client.get_status(GetStatusRequest {}).await {
+                let s = s.into_inner();
+                reserved = reserved.max(s.pinned_memory_bytes);
+                rss = rss.max(s.rss_bytes);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                _ = stop_rx.changed() => break,
+            }
+        }
+        (reserved, rss)
+    });
+
+    let sem = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
+    let start = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..opts.jobs {
+        let permit = sem
+            .clone()
+            .acquire_owned()
+            .await
+            .step("the request semaphore")?;
+        let mut c = client.clone();
+        let templates = templates.clone();
+        let bar = bar.clone();
+        let verify = opts.verify;
+        let request_id = format!("{run_tag}-{i}");
+        tasks.spawn(async move {
+            let t = &templates[i % templates.len()];
+            let mut req = t.request.clone();
+            req.request_id = request_id;
+            let resp = c.prove(ProveRequest { submit: Some(req) }).await;
+            drop(permit);
+            let row = match resp {
+                Err(s) => Row {
+                    label: t.label.clone(),
+                    job_id: String::new(),
+                    status: format!("{:?}", s.code()),
+                    error: s.message().to_string(),
+                    queue_ms: 0,
+                    srs_ms: 0,
+                    synthesis_ms: 0,
+                    prover_ms: 0,
+                    total_ms: 0,
+                    proof_bytes: 0,
+                    verified: None,
+                },
+                Ok(r) => {
+                    let r = r.into_inner().result.unwrap_or_default();
+                    let status = await_proof_response::Status::try_from(r.status)
+                        .map(|s| s.as_str_name().to_string())
+                        .unwrap_or_else(|_| format!("status {}", r.status));
+                    let completed = r.status == await_proof_response::Status::Completed as i32;
+                    let verified = (verify && completed).then(|| t.verify(&r.proof));
+                    Row {
+                        label: t.label.clone(),
+                        job_id: r.job_id,
+                        status,
+                        error: r.error_message,
+                        queue_ms: r.queue_wait_ms,
+                        srs_ms: r.srs_load_ms,
+                        synthesis_ms: r.synthesis_ms,
+                        prover_ms: r.gpu_compute_ms,
+                        total_ms: r.total_ms,
+                        proof_bytes: r.proof.len(),
+                        verified,
+                    }
+                }
+            };
+            bar.inc(1);
+            row
+        });
+    }
+    let mut rows = Vec::with_capacity(opts.jobs);
+    while let Some(r) = tasks.join_next().await {
+        rows.push(r.step("a request task panicked")?);
+    }
+    let wall = start.elapsed();
+    bar.finish_and_clear();
+    let _ = stop_tx.send(true);
+    let (sampled_peak_reserved, sampled_peak_rss) = poller.await.unwrap_or((0, 0));
+    let mut c = client.clone();
+    let status = c.get_status(GetStatusRequest {}).await?.into_inner();
+
+    let timeline_path = match &opts.timeline {
+        None => None,
+        Some(path) => {
+            let tl = c.get_timeline(GetTimelineRequest {}).await?.into_inner();
+            let jobs: HashSet<String> = rows.iter().map(|r| r.job_id.clone()).collect();
+            let svg = timeline::render(&tl, &jobs);
+            std::fs::write(path, svg)
+                .with_step(|| format!("writing the timeline to {}", path.display()))?;
+            Some(path.clone())
+        }
+    };
+
+    let failed = rows
+        .iter()
+        .filter(|r| r.status != "COMPLETED" || matches!(r.verified, Some(Err(_))))
+        .count();
+    Ok(Report {
+        rows,
+        failed,
+        wall,
+        concurrency: opts.concurrency,
+        status,
+        sampled_peak_reserved,
+        sampled_peak_rss,
+        timeline: timeline_path,
+    })
+}
+
+/// Sends `opts.jobs` requests of `template` through the daemon at `addr`, prints the report,
+/// and fails when some did not complete (`cuzk bench single|batch`).
+pub async fn run_batch(addr: &str, template: Template, opts: &LoadOptions) -> Result<()> {
+    let report = run_load(addr, vec![template], opts).await?;
+    report.print();
+    if report.failed > 0 {
+        return Err(invalid!(
+            "{} of {} proofs did not complete",
+            report.failed,
+            report.rows.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Loads `circuit_id`'s SRS in the daemon at `addr` ahead of use, and prints what happened.
+pub async fn preload(addr: &str, circuit_id: &str) -> Result<()> {
+    let mut c = connect(addr).await?;
+    let r = c
+        .preload_srs(PreloadSrsRequest {
+            circuit_id: circuit_id.to_string(),
+        })
+        .await?
+        .into_inner();
+    println!(
+        "{}: {} (load time {} ms)",
+        circuit_id,
+        if r.already_loaded {
+            "already loaded"
+        } else {
+            "loaded"
+        },
+        r.load_time_ms
+    );
+    Ok(())
+}
+
+/// Drops `circuit_id`'s SRS from the daemon at `addr`, and prints what was freed.
+pub async fn evict(addr: &str, circuit_id: &str) -> Result<()> {
+    let mut c = connect(addr).await?;
+    let r = c
+        .evict_srs(EvictSrsRequest {
+            circuit_id: circuit_id.to_string(),
+        })
+        .await?
+        .into_inner();
+    if r.was_loaded {
+        println!(
+            "{}: evicted, freed {}",
+            circuit_id,
+            timeline::human_bytes(r.freed_bytes)
+        );
+    } else {
+        println!("{}: was not loaded", circuit_id);
+    }
+    Ok(())
+}
+
+/// Prints `GetStatus` for people.
+pub async fn print_status(addr: &str) -> Result<()> {
+    let mut c = connect(addr).await?;
+    let s = c.get_status(GetStatusRequest {}).await?.into_inner();
+    println!("daemon at {addr}: up {} s", s.uptime_seconds);
+    println!(
+        "proofs: {} completed, {} failed, {} cancelled",
+        s.total_proofs_completed, s.total_proofs_failed, s.total_proofs_cancelled
+    );
+    println!(
+        "memory: reserved {} of budget {} (peak {}); RSS {} (peak {})",
+        timeline::human_bytes(s.pinned_memory_bytes),
+        timeline::human_bytes(s.pinned_memory_limit_bytes),
+        timeline::human_bytes(s.peak_reserved_bytes),
+        timeline::human_bytes(s.rss_bytes),
+        timeline::human_bytes(s.peak_rss_bytes)
+    );
+    for r in &s.reserved_by_category {
+        println!(
+            "  reserved {:<14} {}",
+            r.category,
+            timeline::human_bytes(r.bytes)
+        );
+    }
+    if !s.stages.is_empty() {
+        let st: Vec<String> = s
+            .stages
+            .iter()
+            .map(|x| format!("{} {}", x.stage, x.partitions))
+            .collect();
+        println!("partitions: {}", st.join(", "));
+    }
+    println!("queues:");
+    for q in &s.queues {
+        println!(
+            "  {:<24} pending {:>4}  in progress {:>4}",
+            q.proof_kind, q.pending, q.in_progress
+        );
+    }
+    println!("SRS:");
+    if s.loaded_srs.is_empty() {
+        println!("  (none loaded)");
+    }
+    for x in &s.loaded_srs {
+        let tier = cuzk_server::proto::srs_status::Tier::try_from(x.tier)
+            .map(|t| t.as_str_name())
+            .unwrap_or("?");
+        println!(
+            "  {:<16} {:<5} {:>12}  in use by {}",
+            x.circuit_id,
+            tier,
+            timeline::human_bytes(x.size_bytes),
+            x.ref_count
+        );
+    }
+    println!("provers:");
+    for g in &s.gpus {
+        let vram = if g.vram_total_bytes > 0 {
+            format!(
+                ", VRAM {} free of {}",
+                timeline::human_bytes(g.vram_free_bytes),
+                timeline::human_bytes(g.vram_total_bytes)
+            )
+        } else {
+            String::new()
+        };
+        let job = if g.current_job_id.is_empty() {
+            "idle".to_string()
+        } else {
+            format!("proving {} ({})", g.current_job_id, g.current_proof_kind)
+        };
+        println!("  {} {}: {job}{vram}", g.ordinal, g.name);
+    }
+    Ok(())
+}

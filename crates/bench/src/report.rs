@@ -1,0 +1,184 @@
+//! What a load run measured, per request and in sum, and the table `cuzk bench` and
+//! `cuzk demo` print from it.
+use crate::timeline;
+use cuzk_server::proto::GetStatusResponse;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One request's result.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Which template it came from.
+    pub label: String,
+    /// The daemon's job id.
+    pub job_id: String,
+    /// COMPLETED, FAILED, ...
+    pub status: String,
+    /// Error text, if any.
+    pub error: String,
+    /// The daemon's timings, ms.
+    pub queue_ms: u64,
+    /// SRS load ms.
+    pub srs_ms: u64,
+    /// Synthesis ms (summed over partitions).
+    pub synthesis_ms: u64,
+    /// Prover ms (summed over partitions).
+    pub prover_ms: u64,
+    /// Submit to done, ms, as the daemon measured it.
+    pub total_ms: u64,
+    /// Proof length in bytes.
+    pub proof_bytes: usize,
+    /// Client-side check: None = not checked.
+    pub verified: Option<Result<(), String>>,
+}
+
+/// What a load run measured.
+#[derive(Debug)]
+pub struct Report {
+    /// Per request, in completion order.
+    pub rows: Vec<Row>,
+    /// Requests that did not complete or whose proof failed the client-side check.
+    pub failed: usize,
+    /// Wall time of the whole run.
+    pub wall: Duration,
+    /// The concurrency used.
+    pub concurrency: usize,
+    /// Daemon status after the run.
+    pub status: GetStatusResponse,
+    /// Highest reserved bytes and RSS seen by polling during the run.
+    pub sampled_peak_reserved: u64,
+    /// Highest RSS seen by polling during the run.
+    pub sampled_peak_rss: u64,
+    /// Where the timeline was written.
+    pub timeline: Option<PathBuf>,
+}
+
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let idx = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+impl Report {
+    /// Prints the per-proof table, the latency summary, throughput and daemon memory.
+    pub fn print(&self) {
+        let show_rows = self.rows.len() <= 40;
+        println!();
+        if show_rows {
+            println!(
+                "{:<4} {:<18} {:<10} {:>9} {:>9} {:>11} {:>10} {:>10} {:>7}  verified",
+                "#",
+                "kind",
+                "status",
+                "queue ms",
+                "srs ms",
+                "synth ms",
+                "prover ms",
+                "total ms",
+                "bytes"
+            );
+            for (i, r) in self.rows.iter().enumerate() {
+                let v = match &r.verified {
+                    None => "-".to_string(),
+                    Some(Ok(())) => "ok".to_string(),
+                    Some(Err(e)) => format!("FAILED: {e}"),
+                };
+                println!(
+                    "{:<4} {:<18} {:<10} {:>9} {:>9} {:>11} {:>10} {:>10} {:>7}  {}",
+                    i + 1,
+                    r.label,
+                    r.status,
+                    r.queue_ms,
+                    r.srs_ms,
+                    r.synthesis_ms,
+                    r.prover_ms,
+                    r.total_ms,
+                    r.proof_bytes,
+                    v
+                );
+                if !r.error.is_empty() && r.status != "COMPLETED" {
+                    println!("     error: {}", r.error);
+                }
+            }
+            println!();
+        }
+        let ok: Vec<&Row> = self
+            .rows
+            .iter()
+            .filter(|r| r.status == "COMPLETED")
+            .collect();
+        println!(
+            "{:<12} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "latency ms", "mean", "p50", "p95", "max", "min"
+        );
+        type Field = fn(&Row) -> u64;
+        let cols: [(&str, Field); 4] = [
+            ("queue", |r| r.queue_ms),
+            ("synthesis", |r| r.synthesis_ms),
+            ("prover", |r| r.prover_ms),
+            ("total", |r| r.total_ms),
+        ];
+        for (name, f) in cols {
+            let mut v: Vec<u64> = ok.iter().map(|r| f(r)).collect();
+            v.sort_unstable();
+            let mean = if v.is_empty() {
+                0
+            } else {
+                v.iter().sum::<u64>() / v.len() as u64
+            };
+            println!(
+                "{:<12} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                name,
+                mean,
+                percentile(&v, 0.5),
+                percentile(&v, 0.95),
+                v.last().copied().unwrap_or(0),
+                v.first().copied().unwrap_or(0)
+            );
+        }
+        println!();
+        let secs = self.wall.as_secs_f64();
+        let verified = self
+            .rows
+            .iter()
+            .filter(|r| matches!(r.verified, Some(Ok(()))))
+            .count();
+        println!(
+            "proofs: {} completed, {} failed, {} verified on the client; concurrency {}",
+            ok.len(),
+            self.failed,
+            verified,
+            self.concurrency
+        );
+        if !ok.is_empty() {
+            println!(
+                "throughput: {:.3} s/proof ({:.1} proofs/min) over {:.2} s wall",
+                secs / ok.len() as f64,
+                60.0 * ok.len() as f64 / secs.max(1e-9),
+                secs
+            );
+        }
+        let s = &self.status;
+        println!(
+            "daemon: peak RSS {} (now {}), peak reserved {} of budget {} (sampled during run: {})",
+            timeline::human_bytes(s.peak_rss_bytes.max(self.sampled_peak_rss)),
+            timeline::human_bytes(s.rss_bytes),
+            timeline::human_bytes(s.peak_reserved_bytes.max(self.sampled_peak_reserved)),
+            timeline::human_bytes(s.pinned_memory_limit_bytes),
+            timeline::human_bytes(self.sampled_peak_reserved),
+        );
+        if !s.peak_reserved_by_category.is_empty() {
+            let cats: Vec<String> = s
+                .peak_reserved_by_category
+                .iter()
+                .map(|c| format!("{} {}", c.category, timeline::human_bytes(c.bytes)))
+                .collect();
+            println!("daemon: peak reserved by category: {}", cats.join(", "));
+        }
+        if let Some(p) = &self.timeline {
+            println!("timeline written to {}", p.display());
+        }
+    }
+}
