@@ -1,7 +1,7 @@
 //! Groth16 over BLS12-381, shaped for a proving daemon.
 //!
 //! - [`recorder`]: a `bellpepper_core::ConstraintSystem` that records assignments, the
-//!   A/B/C evaluations per constraint and the density bitmaps the MSMs need.
+//!   A/B/C evaluations per constraint and the [`density`] bitmaps the MSMs need.
 //! - [`params`]: Filecoin/bellperson `.params` and `.vk` files (read by mmap, written for tests).
 //! - [`setup`]: an *insecure* test-parameter generator (random toxic waste).
 //! - [`prover`]: the [`prover::ProverBackend`] trait with a split `start`/`finish`, and the
@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod density;
 pub mod domain;
 pub mod error;
 pub mod msm;
