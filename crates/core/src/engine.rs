@@ -130,11 +130,25 @@ impl Engine {
 
     /// [`Engine::submit`] on a blocking thread, for async callers: planning a large request
     /// (a PoRep C1 output is tens of MB of JSON) must not stall the runtime's workers.
+    ///
+    /// At most a few plans run at once (a quarter of the synthesis slots, at least two); the
+    /// others wait their turn here without holding a thread.
     pub async fn submit_async(&self, req: ProofRequest) -> Result<Submitted, EngineError> {
-        let engine = self.clone();
-        tokio::task::spawn_blocking(move || engine.submit(req))
+        let permit = self
+            .shared
+            .plan_permits
+            .clone()
+            .acquire_owned()
             .await
-            .map_err(|e| EngineError::Internal(format!("submit task: {e}")))?
+            .map_err(|_| EngineError::ShuttingDown)?;
+        let engine = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let r = engine.submit(req);
+            drop(permit);
+            r
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("submit task: {e}")))?
     }
 
     /// Waits for a job's outcome; with a timeout, returns `JobState::TimedOut` when it passes

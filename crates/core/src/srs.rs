@@ -210,12 +210,20 @@ impl SrsCache {
                 load_time: Duration::ZERO,
             });
         }
+        // The id is checked before anything is stored under it: a client's arbitrary string
+        // must not leave an entry behind.
+        self.inner.planner.srs_size_hint(circuit_id)?;
         let lock = {
             let mut st = self.inner.state.lock();
             st.load_locks
                 .entry(circuit_id.to_string())
                 .or_default()
                 .clone()
+        };
+        let _unlock = LoadLockEntry {
+            cache: self,
+            circuit_id,
+            lock: &lock,
         };
         let _loading = lock.lock().await;
         if let Some(handle) = self.try_hot(circuit_id) {
@@ -420,5 +428,88 @@ impl SrsCache {
             .collect();
         v.sort_by(|a, b| (a.tier as u8, &a.circuit_id).cmp(&(b.tier as u8, &b.circuit_id)));
         v
+    }
+}
+
+/// Removes a circuit id's load lock from the map once the last load that used it is done, so
+/// the map holds only ids being loaded now.
+struct LoadLockEntry<'a> {
+    cache: &'a SrsCache,
+    circuit_id: &'a str,
+    lock: &'a Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Drop for LoadLockEntry<'_> {
+    fn drop(&mut self) {
+        let mut st = self.cache.inner.state.lock();
+        let ours = st
+            .load_locks
+            .get(self.circuit_id)
+            .is_some_and(|l| Arc::ptr_eq(l, self.lock));
+        // The map's reference and ours: nobody else waits on it.
+        if ours && Arc::strong_count(self.lock) == 2 {
+            st.load_locks.remove(self.circuit_id);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::JobPlan;
+    use crate::request::ProofRequest;
+    use cuzk_groth16::{G1Affine, G2Affine, VerifyingKey};
+    use group::prime::PrimeCurveAffine;
+    use std::path::PathBuf;
+
+    /// Knows one circuit, `ok`, with a one-point SRS.
+    struct OneCircuit;
+
+    impl Planner for OneCircuit {
+        fn plan(&self, _: &ProofRequest) -> Result<JobPlan, EngineError> {
+            Err(EngineError::InvalidRequest("no plans here".into()))
+        }
+        fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
+            self.srs_size_hint(id)
+                .map(|_| PathBuf::from("/nonexistent"))
+        }
+        fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
+            match id {
+                "ok" => Ok(1 << 10),
+                _ => Err(EngineError::UnknownCircuit(id.chars().take(64).collect())),
+            }
+        }
+        fn load_srs(&self, _: &str) -> Result<Srs, EngineError> {
+            let (g1, g2) = (G1Affine::generator(), G2Affine::generator());
+            let vk = VerifyingKey {
+                alpha_g1: g1,
+                beta_g1: g1,
+                beta_g2: g2,
+                gamma_g2: g2,
+                delta_g1: g1,
+                delta_g2: g2,
+                ic: vec![g1],
+            };
+            Ok(Srs::new(vk, vec![g1], vec![], vec![], vec![], vec![]))
+        }
+    }
+
+    /// Issue 15 item 5: PreloadSRS stored any string a client sent in `load_locks` before
+    /// checking it, and kept it forever.
+    #[tokio::test]
+    async fn unknown_ids_leave_nothing_behind_and_loads_clean_up() {
+        let cache = SrsCache::new(MemoryBudget::new(1 << 30), Arc::new(OneCircuit));
+        for i in 0..1000 {
+            let id = format!("{i}-{}", "x".repeat(1000));
+            assert!(matches!(
+                cache.get(&id, Priority::Normal).await,
+                Err(EngineError::UnknownCircuit(_))
+            ));
+        }
+        assert!(cache.inner.state.lock().load_locks.is_empty());
+        let a = cache.get("ok", Priority::Normal).await.unwrap();
+        assert!(!a.was_loaded);
+        assert!(cache.inner.state.lock().load_locks.is_empty(), "load done");
+        drop(a);
     }
 }

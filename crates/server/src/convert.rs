@@ -44,8 +44,24 @@ pub(crate) fn priority(n: i32, kind: ProofKind) -> Result<Priority, ApiError> {
     }
 }
 
-/// A proto submit request → the engine's request.
+/// The longest id (request, job or circuit id) a request may carry. Real ones are short
+/// (`job-` + 16 hex digits, `porep-32g`, a sector's name); anything longer is refused before
+/// it is stored or echoed.
+pub(crate) const MAX_ID_BYTES: usize = 256;
+
+fn bounded_id<'a>(field: &str, s: &'a str) -> Result<&'a str, ApiError> {
+    if s.len() > MAX_ID_BYTES {
+        return Err(ApiError::InvalidArgument(format!(
+            "{field} is {} bytes; at most {MAX_ID_BYTES}",
+            s.len()
+        )));
+    }
+    Ok(s)
+}
+
+/// A proto submit request → the engine's request. Fields move; nothing is copied.
 pub(crate) fn proof_request(r: SubmitProofRequest) -> Result<ProofRequest, ApiError> {
+    bounded_id("request_id", &r.request_id)?;
     let kind = proof_kind(r.proof_kind)?;
     let priority = priority(r.priority, kind)?;
     Ok(ProofRequest {
@@ -68,6 +84,7 @@ pub(crate) fn proof_request(r: SubmitProofRequest) -> Result<ProofRequest, ApiEr
 
 /// A job id from a request; empty is refused here so the engine never sees it.
 pub(crate) fn job_id(s: &str) -> Result<String, ApiError> {
+    let s = bounded_id("job_id", s)?;
     if s.trim().is_empty() {
         return Err(ApiError::InvalidArgument("job_id is empty".into()));
     }
@@ -76,6 +93,7 @@ pub(crate) fn job_id(s: &str) -> Result<String, ApiError> {
 
 /// A circuit id from a request; empty is refused here.
 pub(crate) fn circuit_id(s: &str) -> Result<String, ApiError> {
+    let s = bounded_id("circuit_id", s)?;
     if s.trim().is_empty() {
         return Err(ApiError::InvalidArgument(
             "circuit_id is empty; e.g. porep-32g, wpost-32g, porep-2k".into(),

@@ -105,8 +105,26 @@ impl From<ApiError> for Status {
         } else {
             tracing::debug!(?code, %message, "request refused");
         }
-        Status::new(code, message)
+        Status::new(code, clip_message(message))
     }
+}
+
+/// The most bytes of an error message a client gets back: messages name what was wrong and
+/// may echo some of the input, never all of it.
+pub(crate) const MAX_MESSAGE_BYTES: usize = 1000;
+
+/// `message`, cut at a character boundary to at most [`MAX_MESSAGE_BYTES`] (with `…`).
+fn clip_message(mut message: String) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let mut end = MAX_MESSAGE_BYTES - '…'.len_utf8();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    message.truncate(end);
+    message.push('…');
+    message
 }
 
 /// tonic refuses a message over the size limit with OUT_OF_RANGE; gRPC's own status-code
@@ -131,4 +149,24 @@ pub(crate) fn oversize_is_resource_exhausted<B>(mut res: http::Response<B>) -> h
         }
     }
     res
+}
+
+#[cfg(test)]
+mod message_tests {
+    use super::*;
+
+    /// Issue 15 item 5: errors echoed input back unbounded (a 1 MB circuit id came back whole).
+    #[test]
+    fn error_messages_are_cut_to_1000_bytes() {
+        let long = format!("unknown circuit id `{}`", "é".repeat(100_000));
+        let status: Status = ApiError::Engine(EngineError::UnknownCircuit(long)).into();
+        assert!(
+            status.message().len() <= MAX_MESSAGE_BYTES,
+            "{}",
+            status.message().len()
+        );
+        assert!(status.message().ends_with('…'));
+        let short: Status = ApiError::InvalidArgument("job_id is empty".into()).into();
+        assert_eq!(short.message(), "job_id is empty");
+    }
 }

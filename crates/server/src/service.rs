@@ -95,7 +95,11 @@ impl ProvingEngine for ProvingService {
         let req = request.into_inner();
         tracing::Span::current().record("request_id", req.request_id.as_str());
         let req = crate::convert::proof_request(req)?;
-        let sub = self.engine.submit(req).map_err(ApiError::from)?;
+        let sub = self
+            .engine
+            .submit_async(req)
+            .await
+            .map_err(ApiError::from)?;
         tracing::info!(job = %sub.job_id, duplicate = sub.duplicate, "submitted");
         Ok(Response::new(SubmitProofResponse {
             job_id: sub.job_id.to_string(),
@@ -132,7 +136,11 @@ impl ProvingEngine for ProvingService {
             .ok_or_else(|| ApiError::InvalidArgument("ProveRequest.submit is missing".into()))?;
         tracing::Span::current().record("request_id", submit.request_id.as_str());
         let req = crate::convert::proof_request(submit)?;
-        let sub = self.engine.submit(req).map_err(ApiError::from)?;
+        let sub = self
+            .engine
+            .submit_async(req)
+            .await
+            .map_err(ApiError::from)?;
         // Only the caller that created the job may cancel it on disconnect; a duplicate
         // request joins someone else's job.
         let mut guard = CancelOnDrop {

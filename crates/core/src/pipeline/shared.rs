@@ -247,6 +247,9 @@ pub(crate) struct Shared {
     pub(crate) urgent_permits: Arc<Semaphore>,
     /// Limits concurrent `finish` + self-check work.
     pub(crate) finalize_permits: Arc<Semaphore>,
+    /// Limits requests being planned at once (decoding and checking a PoRep C1 output is tens
+    /// of MB of JSON), so a burst of submits cannot take every blocking thread and core.
+    pub(crate) plan_permits: Arc<Semaphore>,
     /// Synthesized partitions waiting for a prover, by priority; closed at shutdown.
     pub(crate) provers: ProverQueue,
     /// Accepting, stopping, in flight, background tasks.
@@ -298,6 +301,7 @@ impl Shared {
             synth_permits: Arc::new(Semaphore::new(config.synthesis_concurrency)),
             urgent_permits: Arc::new(Semaphore::new(urgent_slots(config.synthesis_concurrency))),
             finalize_permits: Arc::new(Semaphore::new(config.finalizers)),
+            plan_permits: Arc::new(Semaphore::new((config.synthesis_concurrency / 4).max(2))),
             config,
             budget,
             planner,

@@ -1,0 +1,115 @@
+//! Regression tests for the daemon's front door (issue 15 items 3 and 5): planning ran on the
+//! runtime's worker threads, so slow plans stalled every other RPC; and ids of any length
+//! were accepted, stored and echoed back.
+mod common;
+
+use common::{start_with, synthetic, Transport};
+use cuzk_core::kinds::synthetic::SyntheticPlanner;
+use cuzk_core::{EngineError, JobPlan, Planner, ProofRequest};
+use cuzk_groth16::Srs;
+use cuzk_server::proto::{AwaitProofRequest, GetStatusRequest, PreloadSrsRequest};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The synthetic planner, taking 1.5 s to plan each request (a large C1 output's JSON).
+struct SlowPlanner(SyntheticPlanner);
+
+impl Planner for SlowPlanner {
+    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+        std::thread::sleep(Duration::from_millis(1500));
+        self.0.plan(req)
+    }
+    fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
+        self.0.params_path(id)
+    }
+    fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
+        self.0.srs_size_hint(id)
+    }
+    fn load_srs(&self, id: &str) -> Result<Srs, EngineError> {
+        self.0.load_srs(id)
+    }
+}
+
+/// Four slow plans at once on a one-thread runtime: GetStatus must still answer at once.
+#[tokio::test(flavor = "current_thread")]
+async fn slow_plans_do_not_stall_other_rpcs() {
+    let d = start_with(
+        Transport::Unix,
+        Arc::new(SlowPlanner(SyntheticPlanner::default())),
+        |_, _| {},
+    )
+    .await;
+    let mut submits = Vec::new();
+    for i in 0..4 {
+        let mut c = d.client.clone();
+        submits.push(tokio::spawn(async move {
+            let spec = "synthetic:constraints=256,inputs=1";
+            c.submit_proof(synthetic(spec, &format!("slow-{i}"))).await
+        }));
+    }
+    // A client on a thread and runtime of its own, so its clock is not the server's.
+    let addr = d.addr.clone();
+    let probe = tokio::task::spawn_blocking(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut c = cuzk_server::client::connect(&addr).await.expect("connect");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let t = std::time::Instant::now();
+            c.get_status(GetStatusRequest {}).await.expect("GetStatus");
+            t.elapsed()
+        })
+    });
+    for s in submits {
+        s.await.unwrap().expect("submit");
+    }
+    let took = probe.await.unwrap();
+    println!("GetStatus took {took:?} during four plans");
+    assert!(
+        took < Duration::from_millis(700),
+        "GetStatus waited {took:?} behind the plans"
+    );
+    d.stop().await;
+}
+
+/// Ids over 256 bytes are refused before they are stored; error messages stay under 1 KiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overlong_ids_are_refused_and_never_echoed_whole() {
+    let d = common::start(Transport::Unix, |_, _| {}).await;
+    let mut c = d.client.clone();
+    let long = "p".repeat(100_000);
+    let e = c
+        .preload_srs(PreloadSrsRequest {
+            circuit_id: long.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    assert!(e.message().len() < 1024, "{} bytes", e.message().len());
+    let e = c
+        .submit_proof(synthetic("synthetic:constraints=256", &long))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    assert!(e.message().contains("request_id"), "{}", e.message());
+    let e = c
+        .await_proof(AwaitProofRequest {
+            job_id: long.clone(),
+            timeout_ms: 1,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument);
+    // An id of legal length that names nothing: NOT_FOUND / INVALID_ARGUMENT, short message.
+    let e = c
+        .preload_srs(PreloadSrsRequest {
+            circuit_id: "q".repeat(256),
+        })
+        .await
+        .unwrap_err();
+    assert!(e.message().len() < 1024, "{} bytes", e.message().len());
+    d.stop().await;
+}
