@@ -5,9 +5,10 @@
 //! of the template (`--feed copy`; written into a finished partition's buffers when the engine
 //! hands some back), or (`--feed handback`, the default) by handing a finished partition's
 //! buffers back unchanged when the prover returned them intact — checked against the template
-//! at 256 evenly spaced positions of every vector — and copying otherwise. The same partitions go through engines over the
-//! first 1, 2, … visible GPUs in one process; the table gives steady-state throughput per GPU
-//! count, the ratio to one GPU, and each GPU's busy fraction.
+//! at 256 evenly spaced positions of every vector — and copying otherwise. The same
+//! partitions go through engines over the first 1, 2, … visible GPUs in one process; the
+//! table gives steady-state throughput per GPU count, the ratio to one GPU, and each GPU's
+//! busy fraction.
 //!
 //! TIMING-ONLY parameters (successive multiples of the generators): the proofs DO NOT VERIFY,
 //! so the engine's self-check is off in this command.

@@ -1,6 +1,6 @@
 //! The partition vocabulary every kind's planner speaks: [`PartitionJob`] (one Groth16
 //! circuit of a request), [`ProofPlan`] (a request's jobs plus its verifier), their
-//! [`MemoryEstimate`], the [`Synthesis`] a planner wraps each circuit builder in, and the
+//! [`MemoryEstimate`], the `Synthesis` a planner wraps each circuit builder in, and the
 //! helpers the planners share (guarded synthesis, proof-length and verdict checks).
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -1,4 +1,4 @@
-//! Partition planning: a request becomes one [`PartitionJob`] per Groth16 circuit, each with
+//! Partition planning: a request becomes one [`crate::PartitionJob`] per Groth16 circuit, each with
 //! its circuit id, its public inputs, a memory estimate and a lazy synthesis closure, plus a
 //! job-level verifier. This is the interface the engine pipelines over; this file dispatches
 //! to the kinds' planners (the vocabulary they share is in [`crate::partition`]).
