@@ -15,7 +15,7 @@ use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, 
 use crate::error::{FilecoinError, Result};
 use crate::partition::{FinishFn, MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
-use crate::request::{check_scalar, C1Envelope, ProofRequest};
+use crate::request::{check_domain, check_scalar, C1Envelope, ProofRequest};
 
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
 type Scheme<Tree> = StackedDrg<'static, Tree, DefaultPieceHasher>;
@@ -115,12 +115,8 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     } = phase1;
 
     check_scalar("vanilla_proof.Phase1Out.comm_r", &comm_r, true)?;
-    if comm_d == [0u8; 32] {
-        return Err(FilecoinError::InvalidValue {
-            field: "vanilla_proof.Phase1Out.comm_d",
-            reason: "must not be all zeros".into(),
-        });
-    }
+    check_scalar("vanilla_proof.Phase1Out.comm_d", &comm_d, true)?;
+    check_domain("vanilla_proof.Phase1Out.replica_id", &replica_id, false)?;
     if seed == [0u8; 32] {
         return Err(FilecoinError::InvalidValue {
             field: "vanilla_proof.Phase1Out.seed",

@@ -21,7 +21,7 @@ use storage_proofs_post::fallback::{
 use crate::error::{FilecoinError, Result};
 use crate::partition::{MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, ProofKind, RegisteredProof};
-use crate::request::{bytes32, check_scalar, ProofRequest};
+use crate::request::{bytes32, check_domain, check_scalar, ProofRequest};
 
 /// The miner actor's `MaxPartitionsPerDeadline`: a larger `partition_index` cannot be real.
 const MAX_PARTITIONS_PER_DEADLINE: usize = 3000;
@@ -99,6 +99,7 @@ fn decode_sectors<Tree: 'static + MerkleTreeTrait>(
                 got: inclusion,
             });
         }
+        check_domain("vanilla_proofs[].comm_r", &p.comm_r, true)?;
         if !seen.insert(u64::from(p.sector_id)) {
             return Err(FilecoinError::InvalidValue {
                 field: "vanilla_proofs",

@@ -157,6 +157,24 @@ pub(crate) fn check_scalar(field: &'static str, bytes: &[u8; 32], nonzero: bool)
     Ok(())
 }
 
+/// [`check_scalar`] for a hasher domain taken from input (a deserialized vanilla proof or C1
+/// output): the Filecoin crates turn such a domain into a field element with `.expect`, so a
+/// non-canonical one must be refused before it reaches them.
+pub(crate) fn check_domain<D: AsRef<[u8]>>(
+    field: &'static str,
+    d: &D,
+    nonzero: bool,
+) -> Result<()> {
+    let bytes: [u8; 32] = d
+        .as_ref()
+        .try_into()
+        .map_err(|_| FilecoinError::InvalidValue {
+            field,
+            reason: format!("is {} bytes, not 32", d.as_ref().len()),
+        })?;
+    check_scalar(field, &bytes, nonzero)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

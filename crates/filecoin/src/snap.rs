@@ -52,12 +52,7 @@ pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work
     let comm_d_new = bytes32("comm_d_new", &req.comm_d_new)?;
     check_scalar("comm_r_old", &comm_r_old, true)?;
     check_scalar("comm_r_new", &comm_r_new, true)?;
-    if comm_d_new == [0u8; 32] {
-        return Err(FilecoinError::InvalidValue {
-            field: "comm_d_new",
-            reason: "must not be all zeros".into(),
-        });
-    }
+    check_scalar("comm_d_new", &comm_d_new, true)?;
     crate::with_tree!(
         size,
         plan_tree<S>(req, update, comm_r_old, comm_r_new, comm_d_new)

@@ -258,3 +258,52 @@ fn unsupported_sector_size_and_kind_are_rejected() {
     unpadded.phase1_out = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&raw);
     assert_eq!(unpadded.phase1_bytes().unwrap(), raw);
 }
+
+/// Issue 15 item 4: non-canonical 32-byte field elements in `replica_id`, `comm_d`,
+/// `comm_d_new` or a sector's `comm_r` reached `.expect` inside the Filecoin crates at plan
+/// time: a panic (a reset stream for the client) instead of a typed error naming the field.
+#[test]
+fn non_canonical_scalars_are_invalid_values_not_panics() {
+    common::dir();
+    for key in ["replica_id", "comm_d"] {
+        let mut req = common::request("porep");
+        let mut env = C1Envelope::parse(&req.vanilla_proof).unwrap();
+        let mut p: serde_json::Value =
+            serde_json::from_slice(&env.phase1_bytes().unwrap()).unwrap();
+        p[key] = serde_json::Value::from(vec![255u8; 32]);
+        env.phase1_out =
+            base64::engine::general_purpose::STANDARD.encode(serde_json::to_vec(&p).unwrap());
+        req.vanilla_proof = env.to_json();
+        let e = err(&req);
+        let want = format!("vanilla_proof.Phase1Out.{key}");
+        assert!(
+            matches!(&e, FilecoinError::InvalidValue { field, .. } if *field == want),
+            "{key}: {e}"
+        );
+    }
+    let mut req = common::request("snap");
+    req.comm_d_new = vec![0xff; 32];
+    assert!(matches!(
+        err(&req),
+        FilecoinError::InvalidValue {
+            field: "comm_d_new",
+            ..
+        }
+    ));
+    // A sector's comm_r sits right after its u64 sector id in the bincode vanilla proof.
+    for kind in ["wpost", "winning"] {
+        let mut req = common::request(kind);
+        req.vanilla_proofs[0][8..40].fill(0xff);
+        let e = err(&req);
+        assert!(
+            matches!(
+                e,
+                FilecoinError::InvalidValue {
+                    field: "vanilla_proofs[].comm_r",
+                    ..
+                }
+            ),
+            "{kind}: {e}"
+        );
+    }
+}
