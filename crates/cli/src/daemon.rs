@@ -181,7 +181,12 @@ mod tests {
             "no flags, no config: the unix socket, never TCP"
         );
         assert!(d.serve.admin_rpcs && d.serve.auth_token.is_none());
-        assert!(!parse_config("[server]\nadmin_rpcs = false").unwrap().serve.admin_rpcs);
+        assert!(
+            !parse_config("[server]\nadmin_rpcs = false")
+                .unwrap()
+                .serve
+                .admin_rpcs
+        );
         assert!(d.serve.metrics_listen.is_none());
         assert!(parse_config("[server]\nlisten = \"nowhere\"").is_err());
         assert!(parse_config("[server]\nbogus = 1").is_err());
