@@ -175,6 +175,18 @@ mod tests {
         assert_eq!(c.engine.budget_bytes, 2 << 30);
         let d = parse_config("").unwrap();
         assert_eq!(d.serve.listen.to_string(), cuzk_server::DEFAULT_ADDR);
+        assert_eq!(
+            d.serve.listen,
+            ListenAddr::Unix("/run/cuzk/cuzk.sock".into()),
+            "no flags, no config: the unix socket, never TCP"
+        );
+        assert!(d.serve.admin_rpcs && d.serve.auth_token.is_none());
+        assert!(
+            !parse_config("[server]\nadmin_rpcs = false")
+                .unwrap()
+                .serve
+                .admin_rpcs
+        );
         assert!(d.serve.metrics_listen.is_none());
         assert!(parse_config("[server]\nlisten = \"nowhere\"").is_err());
         assert!(parse_config("[server]\nbogus = 1").is_err());

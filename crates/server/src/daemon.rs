@@ -1,5 +1,7 @@
 //! Starting and stopping the daemon's servers around an engine: the gRPC service on its
-//! socket, the optional HTTP metrics port, and the ordered drain on shutdown.
+//! socket, the optional HTTP metrics port, who may reach them (see auth.rs), and the ordered
+//! drain on shutdown.
+use crate::auth::BearerCheck;
 use crate::listen::{self, Bound, BoundAddr};
 use crate::metrics_http::{self, HttpState};
 use crate::options::ServeOptions;
@@ -15,6 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tokio_stream::StreamExt as _;
+use tonic::service::interceptor::InterceptedService;
 
 /// How long the gRPC server may take to close its connections once the engine has drained
 /// (every waiting RPC has its answer by then; this only covers writing it out).
@@ -40,6 +43,10 @@ impl Daemon {
     pub async fn start(engine: Arc<Engine>, opts: ServeOptions) -> Result<Self, ServerError> {
         let bound = listen::bind(&opts.listen).await?;
         let addr = bound.addr()?;
+        // Nothing has been accepted yet: a refused listener is dropped unused.
+        if let BoundAddr::Tcp(a) = addr {
+            crate::auth::check_exposure(a, opts.auth_token.as_ref(), "gRPC")?;
+        }
         let (stop, stop_rx) = watch::channel(false);
         let draining = Arc::new(AtomicBool::new(false));
 
@@ -53,9 +60,11 @@ impl Daemon {
                         source,
                     })?;
                 let local = l.local_addr().map_err(ServerError::Io)?;
+                crate::auth::check_exposure(local, opts.auth_token.as_ref(), "HTTP metrics")?;
                 let app = metrics_http::router(HttpState {
                     engine: engine.clone(),
                     draining: draining.clone(),
+                    token: opts.auth_token.clone(),
                 });
                 let mut rx = stop_rx.clone();
                 let task = tokio::spawn(async move {
@@ -70,9 +79,16 @@ impl Daemon {
             }
         };
 
-        let svc = ProvingEngineServer::new(ProvingService::new(engine.clone()))
+        let service = ProvingService::new(engine.clone()).admin_rpcs(opts.admin_rpcs);
+        let svc = ProvingEngineServer::new(service)
             .max_decoding_message_size(opts.max_message_bytes)
             .max_encoding_message_size(opts.max_message_bytes);
+        // TCP requests must carry the token when one is configured; the unix socket is
+        // guarded by its file mode and never asks for it.
+        let check = BearerCheck(match bound {
+            Bound::Tcp(_) => opts.auth_token.clone(),
+            Bound::Unix(..) => None,
+        });
         let mut rx = stop_rx;
         let signal = async move {
             let _ = rx.wait_for(|s| *s).await;
@@ -82,7 +98,7 @@ impl Daemon {
             .layer(tower::util::MapResponseLayer::new(
                 crate::error::oversize_is_resource_exhausted::<tonic::body::Body>,
             ))
-            .add_service(svc);
+            .add_service(InterceptedService::new(svc, check));
         let grpc = match bound {
             Bound::Tcp(l) => tokio::spawn(async move {
                 router

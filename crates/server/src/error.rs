@@ -36,6 +36,41 @@ pub enum ServerError {
         /// The path.
         path: PathBuf,
     },
+    /// The unix socket's directory does not exist and could not be created.
+    #[error(
+        "cannot create the socket directory {} for {}: {source}; create it (mode 0750, e.g. \
+         systemd's RuntimeDirectory=cuzk) or choose another address with --listen \
+         (server.listen), e.g. --listen unix:///tmp/cuzk/cuzk.sock or --listen 127.0.0.1:9820",
+        dir.display(), socket.display()
+    )]
+    SocketDir {
+        /// The directory.
+        dir: PathBuf,
+        /// The socket path asked for.
+        socket: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A TCP listener on a non-loopback address was asked for with no token configured.
+    #[error(
+        "refusing to serve {listener} on {addr}: it is not a loopback address and no \
+         server.auth_token_file is set; set one (clients then send `authorization: Bearer \
+         <token>`), or listen on the unix socket or on 127.0.0.1"
+    )]
+    TokenRequired {
+        /// The address bound.
+        addr: String,
+        /// Which listener: "gRPC" or "HTTP metrics".
+        listener: &'static str,
+    },
+    /// `server.auth_token_file` is unusable.
+    #[error("server.auth_token_file {}: {reason}", path.display())]
+    TokenFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// An I/O error (socket permissions, local address...).
     #[error("I/O: {0}")]
     Io(std::io::Error),

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod auth;
 mod authority;
 pub mod client;
 mod convert;
@@ -26,6 +27,7 @@ pub mod proto {
     tonic::include_proto!("cuzk.v1");
 }
 
+pub use auth::AuthToken;
 pub use daemon::Daemon;
 pub use error::ServerError;
 pub use listen::{BoundAddr, ListenAddr};

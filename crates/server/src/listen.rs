@@ -1,15 +1,18 @@
 //! Where the daemon listens: parsing `unix:///path.sock` or `host:port`, binding the socket
-//! (mode 0660, a stale socket file replaced, a live one refused) and removing it on exit.
+//! (mode 0660 in a directory created 0750 if missing, a stale socket file replaced, a live one
+//! refused) and removing it on exit.
 use crate::ServerError;
 use std::fmt;
 use std::net::SocketAddr;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use tokio::net::{TcpListener, UnixListener};
 
 /// Permissions of the unix socket file: owner and group may connect, nobody else.
 const SOCKET_MODE: u32 = 0o660;
+/// Permissions of a socket directory the daemon creates itself.
+const SOCKET_DIR_MODE: u32 = 0o750;
 
 /// A listen address as written in config and on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,15 +128,25 @@ pub(crate) async fn bind(addr: &ListenAddr) -> Result<Bound, ServerError> {
 }
 
 fn bind_unix(path: &Path) -> Result<Bound, ServerError> {
-    remove_stale_socket(path)?;
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() && !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(|source| ServerError::Bind {
-                addr: format!("unix://{}", path.display()),
-                source,
-            })?;
+            // Owner and group may enter, as systemd's RuntimeDirectoryMode=0750 would make it.
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(SOCKET_DIR_MODE)
+                .create(dir)
+                .and_then(|()| {
+                    // The umask may have narrowed it; the group needs to enter.
+                    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(SOCKET_DIR_MODE))
+                })
+                .map_err(|source| ServerError::SocketDir {
+                    dir: dir.to_path_buf(),
+                    socket: path.to_path_buf(),
+                    source,
+                })?;
         }
     }
+    remove_stale_socket(path)?;
     let listener = UnixListener::bind(path).map_err(|source| ServerError::Bind {
         addr: format!("unix://{}", path.display()),
         source,
@@ -193,6 +206,31 @@ mod tests {
         );
         assert!("unix://".parse::<ListenAddr>().is_err());
         assert!("nonsense".parse::<ListenAddr>().is_err());
+    }
+
+    #[tokio::test]
+    async fn missing_socket_dir_is_created_0750_or_named_in_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("run/cuzk/cuzk.sock");
+        let bound = bind(&ListenAddr::Unix(sock.clone()))
+            .await
+            .expect("dir created");
+        let mode = std::fs::metadata(sock.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, SOCKET_DIR_MODE);
+        drop(bound);
+        // A parent that cannot be a directory (a regular file is in the way).
+        std::fs::write(dir.path().join("file"), b"x").unwrap();
+        let bad = dir.path().join("file/cuzk/cuzk.sock");
+        let err = bind(&ListenAddr::Unix(bad)).await.unwrap_err();
+        assert!(matches!(err, ServerError::SocketDir { .. }), "{err:?}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("file/cuzk") && msg.contains("--listen"),
+            "{msg}"
+        );
     }
 
     #[tokio::test]

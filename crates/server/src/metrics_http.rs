@@ -1,8 +1,10 @@
 //! The HTTP side door: `GET /metrics` (Prometheus text from the engine) and `GET /healthz`
-//! on a port of its own, so scrapers never touch the gRPC socket.
+//! on a port of its own, so scrapers never touch the gRPC socket. With `server.auth_token_file`
+//! set, `/metrics` wants `authorization: Bearer <token>`; `/healthz` stays open.
+use crate::auth::AuthToken;
 use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::IntoResponse;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use cuzk_core::Engine;
@@ -16,6 +18,8 @@ pub(crate) struct HttpState {
     /// Set when shutdown starts: `/healthz` then answers 503 so a load balancer stops
     /// sending work while in-flight jobs drain.
     pub(crate) draining: Arc<AtomicBool>,
+    /// The bearer token `/metrics` asks for, if configured.
+    pub(crate) token: Option<AuthToken>,
 }
 
 pub(crate) fn router(state: HttpState) -> Router {
@@ -25,7 +29,15 @@ pub(crate) fn router(state: HttpState) -> Router {
         .with_state(state)
 }
 
-async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
+async fn metrics(State(s): State<HttpState>, headers: HeaderMap) -> Response {
+    if !crate::auth::http_allows(s.token.as_ref(), &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "missing or wrong bearer token\n",
+        )
+            .into_response();
+    }
     (
         [(
             header::CONTENT_TYPE,
@@ -33,6 +45,7 @@ async fn metrics(State(s): State<HttpState>) -> impl IntoResponse {
         )],
         s.engine.prometheus(),
     )
+        .into_response()
 }
 
 async fn healthz(State(s): State<HttpState>) -> impl IntoResponse {

@@ -18,12 +18,33 @@ use tonic::{Request, Response, Status};
 pub struct ProvingService {
     /// The engine every RPC talks to.
     engine: Arc<Engine>,
+    /// Whether PreloadSRS and EvictSRS are served (`server.admin_rpcs`).
+    admin_rpcs: bool,
 }
 
 impl ProvingService {
-    /// A service over `engine`.
+    /// A service over `engine`, admin RPCs on.
     pub fn new(engine: Arc<Engine>) -> Self {
-        Self { engine }
+        Self {
+            engine,
+            admin_rpcs: true,
+        }
+    }
+
+    /// Turns PreloadSRS and EvictSRS on or off; off, they answer PERMISSION_DENIED.
+    pub fn admin_rpcs(mut self, on: bool) -> Self {
+        self.admin_rpcs = on;
+        self
+    }
+
+    fn admin_allowed(&self, rpc: &str) -> Result<(), Status> {
+        if self.admin_rpcs {
+            Ok(())
+        } else {
+            Err(Status::permission_denied(format!(
+                "{rpc} is turned off in this daemon's config (server.admin_rpcs = false)"
+            )))
+        }
     }
 }
 
@@ -187,6 +208,7 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<PreloadSrsRequest>,
     ) -> Result<Response<PreloadSrsResponse>, Status> {
+        self.admin_allowed("PreloadSRS")?;
         let id = crate::convert::circuit_id(&request.get_ref().circuit_id)?;
         let out = self.engine.preload_srs(&id).await.map_err(ApiError::from)?;
         Ok(Response::new(PreloadSrsResponse {
@@ -200,6 +222,7 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<EvictSrsRequest>,
     ) -> Result<Response<EvictSrsResponse>, Status> {
+        self.admin_allowed("EvictSRS")?;
         let id = crate::convert::circuit_id(&request.get_ref().circuit_id)?;
         let out = self.engine.evict_srs(&id).map_err(ApiError::from)?;
         Ok(Response::new(EvictSrsResponse {
