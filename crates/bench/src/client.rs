@@ -44,6 +44,16 @@ pub async fn run_load(addr: &str, templates: Vec<Template>, opts: &LoadOptions) 
     if templates.is_empty() {
         return Err(invalid!("nothing to send"));
     }
+    if templates.iter().any(|t| t.timing_only) {
+        eprintln!(
+            "WARNING: TIMING-ONLY requests: their proofs DO NOT VERIFY{}",
+            if opts.verify {
+                "; --verify reports them as not checkable (timing-only), not as failed"
+            } else {
+                ""
+            }
+        );
+    }
     let client = connect(addr).await?;
     let templates = Arc::new(templates);
     let run_tag = format!(
@@ -87,6 +97,11 @@ pub async fn run_load(addr: &str, templates: Vec<Template>, opts: &LoadOptions) 
         (reserved, rss)
     });
 
+    let status_before = client
+        .clone()
+        .get_status(GetStatusRequest {})
+        .await?
+        .into_inner();
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
     let start = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -170,19 +185,21 @@ pub async fn run_load(addr: &str, templates: Vec<Template>, opts: &LoadOptions) 
         }
     };
 
-    let failed = rows
-        .iter()
-        .filter(|r| r.status != "COMPLETED" || matches!(r.verified, Some(Err(_))))
-        .count();
+    let (not_completed, rejected, not_checked) = crate::report::tally(&rows);
     Ok(Report {
         rows,
-        failed,
+        failed: not_completed + rejected,
+        not_completed,
+        rejected,
+        not_checked,
+        timing_only: templates.iter().any(|t| t.timing_only),
         wall,
         concurrency: opts.concurrency,
         status,
         sampled_peak_reserved,
         sampled_peak_rss,
         timeline: timeline_path,
+        status_before,
     })
 }
 
@@ -191,14 +208,24 @@ pub async fn run_load(addr: &str, templates: Vec<Template>, opts: &LoadOptions) 
 pub async fn run_batch(addr: &str, template: Template, opts: &LoadOptions) -> Result<()> {
     let report = run_load(addr, vec![template], opts).await?;
     report.print();
-    if report.failed > 0 {
-        return Err(invalid!(
-            "{} of {} proofs did not complete",
-            report.failed,
-            report.rows.len()
-        ));
+    failures(&report)
+}
+
+/// `Err` when some proofs did not complete or were rejected by the client-side check, saying
+/// how many of each; proofs that completed but could not be checked are not failures.
+pub fn failures(report: &Report) -> Result<()> {
+    let n = report.rows.len();
+    match (report.not_completed, report.rejected) {
+        (0, 0) => Ok(()),
+        (c, 0) => Err(invalid!("{c} of {n} proofs did not complete")),
+        (0, r) => Err(invalid!(
+            "{r} of {n} proofs completed but were rejected by the client-side check"
+        )),
+        (c, r) => Err(invalid!(
+            "{c} of {n} proofs did not complete, and {r} completed but were rejected by the \
+             client-side check"
+        )),
     }
-    Ok(())
 }
 
 /// Loads `circuit_id`'s SRS in the daemon at `addr` ahead of use, and prints what happened.

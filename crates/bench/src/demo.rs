@@ -99,10 +99,11 @@ pub async fn run(engine: Arc<Engine>, templates: Vec<Template>, opts: &DemoOptio
         tokio::signal::ctrl_c().await.step("waiting for Ctrl-C")?;
     }
     daemon.shutdown().await?;
-    if report.failed > 0 {
+    crate::client::failures(&report)?;
+    if report.not_checked > 0 {
         return Err(invalid!(
-            "{} of {} proofs failed or did not verify",
-            report.failed,
+            "{} of {} proofs completed but could not be checked",
+            report.not_checked,
             report.rows.len()
         ));
     }

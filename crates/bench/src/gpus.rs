@@ -13,6 +13,7 @@
 //! TIMING-ONLY parameters (successive multiples of the generators): the proofs DO NOT VERIFY,
 //! so the engine's self-check is off in this command.
 use crate::error::{invalid, Result, Step};
+use crate::pipeline::DeviceBusy;
 use cuzk_core::{
     Config, Engine, EngineError, JobPlan, JobState, PartitionPlan, Planner, ProofKind,
     ProofRequest, SynthesisContext,
@@ -196,7 +197,7 @@ struct RunFigures {
     partitions: usize,
     wall: f64,
     steady: f64,
-    busy: Vec<f64>,
+    busy: Vec<DeviceBusy>,
     reused: usize,
     intact: usize,
 }
@@ -256,24 +257,24 @@ fn run_one(
         run_jobs(&engine, args.warmup_per_gpu * gpus, args.job_partitions).await?;
         let reused0 = planner.reused.load(Ordering::Relaxed);
         let intact0 = planner.intact.load(Ordering::Relaxed);
-        let busy0: Vec<f64> = provers.iter().map(|p| p.busy_ms()).collect();
+        // Each device's busy time as the engine reports it (the CUDA prover's own timing of
+        // its exclusive phase), before and after.
+        let status0 = engine.status();
         let n = args.partitions_per_gpu * gpus;
         let t0 = Instant::now();
         let ids = run_jobs(&engine, n, args.job_partitions).await?;
-        let wall = t0.elapsed().as_secs_f64();
-        let busy: Vec<f64> = provers
-            .iter()
-            .zip(&busy0)
-            .map(|(p, b0)| (p.busy_ms() - b0) / 1e3 / wall)
-            .collect();
-        // Steady state: the rate at which measured proofs leave the GPUs, after the first
-        // `skip_per_gpu` per GPU (the ramp-up).
-        let mut ends: Vec<Duration> = engine
-            .timeline()
+        let elapsed = t0.elapsed();
+        let status1 = engine.status();
+        let wall = elapsed.as_secs_f64();
+        let timeline = engine.timeline();
+        let mine: Vec<_> = timeline
             .into_iter()
             .filter(|r| ids.contains(&r.job_id))
-            .filter_map(|r| r.prove_end)
             .collect();
+        let busy = DeviceBusy::between(&status0.devices, &status1.devices, elapsed, &mine);
+        // Steady state: the rate at which measured proofs leave the GPUs, after the first
+        // `skip_per_gpu` per GPU (the ramp-up).
+        let mut ends: Vec<Duration> = mine.iter().filter_map(|r| r.prove_end).collect();
         ends.sort();
         let skip = (args.skip_per_gpu * gpus).min(ends.len().saturating_sub(2));
         let steady = match (ends.get(skip), ends.last()) {
@@ -356,7 +357,10 @@ pub fn run(args: &GpusOptions) -> Result<()> {
             let busy: Vec<String> = f
                 .busy
                 .iter()
-                .map(|b| format!("{:.0}%", b * 100.0))
+                .map(|b| match b.fraction {
+                    Some(x) => format!("{}={:.0}%[{}]", b.name, x * 100.0, b.source),
+                    None => format!("{}=not measured", b.name),
+                })
                 .collect();
             println!(
                 "{:>5} {:>4} {:>6} {:>8.2} {:>10.3} {:>12.3} {:>7.2} {:>14} {}",
@@ -373,5 +377,9 @@ pub fn run(args: &GpusOptions) -> Result<()> {
         }
     }
     println!("ratio = steady throughput / steady throughput of the first GPU count listed");
+    println!(
+        "busy per GPU = the device's busy time over the measured wall; [backend] = {}",
+        cuzk_core::BusySource::Backend.describe()
+    );
     Ok(())
 }

@@ -1,8 +1,12 @@
 //! The pipeline benchmark behind `cuzk bench pipeline`: runs many jobs through an engine and
-//! reports s/proof, the prover-busy fraction, peak RSS and peak reserved bytes by category.
+//! reports s/proof, each device's busy fraction (from the device's own timing, never a sum
+//! over workers), peak RSS and peak reserved bytes by category.
 use cuzk_core::config::format_size;
 use cuzk_core::peak_rss_bytes;
-use cuzk_core::{Category, Engine, EngineError, JobState, Priority, ProofKind, ProofRequest};
+use cuzk_core::{
+    BusySource, Category, DeviceStatus, Engine, EngineError, JobState, PartitionTimeline, Priority,
+    ProofKind, ProofRequest,
+};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -49,10 +53,8 @@ pub struct BenchReport {
     pub secs_per_proof: f64,
     /// Partitions proved.
     pub partitions: u64,
-    /// Time the backends spent in `start` / wall time, averaged over backends.
-    pub prover_busy: f64,
-    /// The same, between the first `start` and the last `start` end (steady state).
-    pub prover_busy_steady: f64,
+    /// Each device's busy fraction over the run.
+    pub devices: Vec<DeviceBusy>,
     /// Mean latency per stage over completed jobs: queue, SRS, synthesis, prover, total.
     pub mean_latency: [Duration; 5],
     /// Peak resident set of this process (VmHWM), if readable.
@@ -63,6 +65,76 @@ pub struct BenchReport {
     pub peak_reserved: u64,
     /// Peak reserved bytes per category.
     pub peak_by_category: Vec<(Category, u64)>,
+}
+
+/// One device's busy figure over a run: the difference of two readings of its busy time
+/// (see [`DeviceStatus::busy`]) over the wall time between them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceBusy {
+    /// The backend's name (`cuda:0`).
+    pub name: String,
+    /// Where the figure comes from.
+    pub source: BusySource,
+    /// Busy time / wall time of the run; `None` when not measured.
+    pub fraction: Option<f64>,
+    /// Busy time / the span from the device's first `start` to its last `start` end (the
+    /// steady state); `None` when not measured or nothing ran on it.
+    pub steady: Option<f64>,
+}
+
+impl DeviceBusy {
+    /// The busy figures of each device between the readings `before` and `after`, `wall`
+    /// apart, with `timeline` (the run's partitions) for the steady-state span.
+    pub fn between(
+        before: &[DeviceStatus],
+        after: &[DeviceStatus],
+        wall: Duration,
+        timeline: &[PartitionTimeline],
+    ) -> Vec<DeviceBusy> {
+        after
+            .iter()
+            .map(|d| {
+                let b0 = before.iter().find(|b| b.index == d.index);
+                let delta = match (d.busy, b0.and_then(|b| b.busy)) {
+                    (Some(b), Some(b0)) => Some(b.saturating_sub(b0)),
+                    (Some(b), None) if b0.is_none() => Some(b),
+                    _ => None,
+                };
+                let mine = timeline
+                    .iter()
+                    .filter(|r| r.device.as_deref() == Some(d.name.as_str()));
+                let first = mine.clone().filter_map(|r| r.prove_start).min();
+                let last = mine.filter_map(|r| r.prove_end).max();
+                let steady = match (delta, first, last) {
+                    (Some(busy), Some(a), Some(b)) if b > a => {
+                        Some((busy.as_secs_f64() / (b - a).as_secs_f64()).min(1.0))
+                    }
+                    _ => None,
+                };
+                DeviceBusy {
+                    name: d.name.clone(),
+                    source: d.busy_source,
+                    fraction: delta.map(|b| b.as_secs_f64() / wall.as_secs_f64().max(1e-9)),
+                    steady,
+                }
+            })
+            .collect()
+    }
+}
+
+impl fmt::Display for DeviceBusy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.fraction {
+            None => write!(f, "{}: {}", self.name, self.source.describe()),
+            Some(x) => {
+                write!(f, "{}: {:.1}% of wall", self.name, x * 100.0)?;
+                if let Some(s) = self.steady {
+                    write!(f, ", {:.1}% between its first and last start", s * 100.0)?;
+                }
+                write!(f, " ({})", self.source.describe())
+            }
+        }
+    }
 }
 
 /// Runs `opts.jobs` jobs through `engine`, `opts.concurrency` at a time, and measures.
@@ -81,7 +153,6 @@ pub async fn bench_pipeline(
             .map_or(0, |d| d.as_nanos())
     );
     let status0 = engine.status();
-    let busy0: Duration = status0.devices.iter().map(|d| d.busy).sum();
     let parts0: u64 = status0.devices.iter().map(|d| d.partitions).sum();
     let sem = std::sync::Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
     let mut handles = Vec::new();
@@ -139,20 +210,12 @@ pub async fn bench_pipeline(
     }
     report.wall = start.elapsed();
     let status = engine.status();
-    let ndev = status.devices.len().max(1) as f64;
-    let busy: Duration = status.devices.iter().map(|d| d.busy).sum::<Duration>() - busy0;
-    report.prover_busy = busy.as_secs_f64() / ndev / report.wall.as_secs_f64().max(1e-9);
     let tl: Vec<_> = engine
         .timeline()
         .into_iter()
         .filter(|r| r.queued >= run_from)
         .collect();
-    let first = tl.iter().filter_map(|r| r.prove_start).min();
-    let last = tl.iter().filter_map(|r| r.prove_end).max();
-    if let (Some(a), Some(b)) = (first, last) {
-        let span = b.saturating_sub(a).as_secs_f64().max(1e-9);
-        report.prover_busy_steady = (busy.as_secs_f64() / ndev / span).min(1.0);
-    }
+    report.devices = DeviceBusy::between(&status0.devices, &status.devices, report.wall, &tl);
     report.partitions = status.devices.iter().map(|d| d.partitions).sum::<u64>() - parts0;
     report.secs_per_proof = report.wall.as_secs_f64() / report.completed.max(1) as f64;
     if report.completed > 0 {
@@ -182,12 +245,9 @@ impl fmt::Display for BenchReport {
             writeln!(f, "first error: {e}")?;
         }
         writeln!(f, "throughput: {:.3} s/proof", self.secs_per_proof)?;
-        writeln!(
-            f,
-            "prover busy: {:.1}% of wall, {:.1}% between first and last start",
-            self.prover_busy * 100.0,
-            self.prover_busy_steady * 100.0
-        )?;
+        for d in &self.devices {
+            writeln!(f, "device busy: {d}")?;
+        }
         let [q, s, y, p, t] = self.mean_latency;
         writeln!(
             f,

@@ -1,6 +1,8 @@
 //! What a load run measured, per request and in sum, and the table `cuzk bench` and
 //! `cuzk demo` print from it.
 use crate::timeline;
+use crate::verify::Check;
+use cuzk_core::BusySource;
 use cuzk_server::proto::GetStatusResponse;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,8 +30,8 @@ pub struct Row {
     pub total_ms: u64,
     /// Proof length in bytes.
     pub proof_bytes: usize,
-    /// Client-side check: None = not checked.
-    pub verified: Option<Result<(), String>>,
+    /// Client-side check of a completed proof: None = not asked for (or not completed).
+    pub verified: Option<Check>,
 }
 
 /// What a load run measured.
@@ -37,8 +39,16 @@ pub struct Row {
 pub struct Report {
     /// Per request, in completion order.
     pub rows: Vec<Row>,
-    /// Requests that did not complete or whose proof failed the client-side check.
+    /// Requests that did not complete or whose proof the client-side check rejected.
     pub failed: usize,
+    /// Requests that did not complete.
+    pub not_completed: usize,
+    /// Completed proofs the client-side check rejected.
+    pub rejected: usize,
+    /// Completed proofs that could not be checked (`verified` says why).
+    pub not_checked: usize,
+    /// Some requests are TIMING-ONLY: their proofs DO NOT VERIFY.
+    pub timing_only: bool,
     /// Wall time of the whole run.
     pub wall: Duration,
     /// The concurrency used.
@@ -51,6 +61,23 @@ pub struct Report {
     pub sampled_peak_rss: u64,
     /// Where the timeline was written.
     pub timeline: Option<PathBuf>,
+    /// Daemon status just before the run (for the busy deltas).
+    pub status_before: GetStatusResponse,
+}
+
+/// (not completed, rejected, completed but not checked) among `rows`.
+pub fn tally(rows: &[Row]) -> (usize, usize, usize) {
+    let not_completed = rows.iter().filter(|r| r.status != "COMPLETED").count();
+    let of = |f: fn(&Check) -> bool| {
+        rows.iter()
+            .filter(|r| r.status == "COMPLETED" && r.verified.as_ref().is_some_and(f))
+            .count()
+    };
+    (
+        not_completed,
+        of(|c| matches!(c, Check::Rejected(_))),
+        of(|c| matches!(c, Check::NotChecked(_))),
+    )
 }
 
 fn percentile(sorted: &[u64], p: f64) -> u64 {
@@ -80,11 +107,10 @@ impl Report {
                 "bytes"
             );
             for (i, r) in self.rows.iter().enumerate() {
-                let v = match &r.verified {
-                    None => "-".to_string(),
-                    Some(Ok(())) => "ok".to_string(),
-                    Some(Err(e)) => format!("FAILED: {e}"),
-                };
+                let v = r
+                    .verified
+                    .as_ref()
+                    .map_or("-".to_string(), Check::to_string);
                 println!(
                     "{:<4} {:<18} {:<10} {:>9} {:>9} {:>11} {:>10} {:>10} {:>7}  {}",
                     i + 1,
@@ -143,15 +169,30 @@ impl Report {
         let verified = self
             .rows
             .iter()
-            .filter(|r| matches!(r.verified, Some(Ok(()))))
+            .filter(|r| r.verified == Some(Check::Verified))
             .count();
         println!(
-            "proofs: {} completed, {} failed, {} verified on the client; concurrency {}",
+            "proofs: {} completed, {} did not complete; on the client: {} verified, {} rejected, \
+             {} completed but not checked; concurrency {}",
             ok.len(),
-            self.failed,
+            self.not_completed,
             verified,
+            self.rejected,
+            self.not_checked,
             self.concurrency
         );
+        if let Some(why) = self.rows.iter().find_map(|r| match &r.verified {
+            Some(Check::NotChecked(why)) => Some(why),
+            _ => None,
+        }) {
+            println!("not checked: {why}");
+        }
+        if self.timing_only {
+            println!(
+                "WARNING: TIMING-ONLY requests: their proofs DO NOT VERIFY (time and memory \
+                 figures only)"
+            );
+        }
         if !ok.is_empty() {
             println!(
                 "throughput: {:.3} s/proof ({:.1} proofs/min) over {:.2} s wall",
@@ -177,8 +218,54 @@ impl Report {
                 .collect();
             println!("daemon: peak reserved by category: {}", cats.join(", "));
         }
+        for line in device_busy_lines(&self.status_before, s, self.wall) {
+            println!("daemon: {line}");
+        }
         if let Some(p) = &self.timeline {
             println!("timeline written to {}", p.display());
         }
     }
+}
+
+/// Each device's busy fraction between two `GetStatus` readings `wall` apart (the busy-time
+/// delta over the wall time), with where the figure comes from; a daemon too old to report it
+/// gets one line saying so.
+pub fn device_busy_lines(
+    before: &GetStatusResponse,
+    after: &GetStatusResponse,
+    wall: Duration,
+) -> Vec<String> {
+    after
+        .gpus
+        .iter()
+        .map(|g| {
+            let b0 = before
+                .gpus
+                .iter()
+                .find(|b| b.ordinal == g.ordinal)
+                .map_or(0, |b| b.busy_ms);
+            match BusySource::from_name(&g.busy_source) {
+                None => format!(
+                    "device {} {}: busy not reported (source `{}`: the daemon predates the \
+                     busy figure)",
+                    g.ordinal, g.name, g.busy_source
+                ),
+                Some(s @ BusySource::NotMeasured) => {
+                    format!("device {} {}: busy {}", g.ordinal, g.name, s.describe())
+                }
+                Some(s) => {
+                    let ms = g.busy_ms.saturating_sub(b0) as f64;
+                    format!(
+                        "device {} {}: busy {:.1}% of wall ({:.2} s of {:.2} s; {})",
+                        g.ordinal,
+                        g.name,
+                        100.0 * ms / 1e3 / wall.as_secs_f64().max(1e-9),
+                        ms / 1e3,
+                        wall.as_secs_f64(),
+                        s.describe()
+                    )
+                }
+            }
+        })
+        .collect()
 }

@@ -13,13 +13,21 @@
 //! `partition_index`, `comm_r_old_hex`, `comm_r_new_hex`, `comm_d_new_hex`.
 //!
 //! A test-data manifest (`manifest.json` from `cuzk gen testdata`) is accepted too: `--kind`
-//! then picks its request, and Filecoin's verifier checks the proofs.
+//! then picks its request, and Filecoin's verifier checks the proofs with the verifying keys
+//! in the manifest's directory (where `cuzk gen testdata` writes the parameters; see
+//! [`manifest_parameter_dir`]). A timing-only manifest (`"timing_only": true`, from `cuzk gen
+//! testdata --timing-only`) is recognised and announced loudly: its proofs DO NOT VERIFY, and
+//! a client-side check reports them as not checkable.
 use crate::error::{invalid, Result, Step};
-use crate::verify::Verifier;
+use crate::verify::{Check, Verifier};
 use base64::Engine as _;
+use cuzk_filecoin::params::{parameter_cache_dir, PARAMETER_CACHE_ENV};
+use cuzk_filecoin::shaped::ShapedManifest;
+use cuzk_filecoin::testdata::Manifest;
+use cuzk_filecoin::FilecoinError;
 use cuzk_server::proto::{Priority, ProofKind, SubmitProofRequest};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A request to send repeatedly, with the check for its proofs.
@@ -31,14 +39,22 @@ pub struct Template {
     pub request: SubmitProofRequest,
     /// Client-side proof check, if one exists for this kind.
     pub verifier: Option<Verifier>,
+    /// The request is TIMING-ONLY (random vanilla proofs of the real shapes): its proofs do
+    /// not verify, and are never checked.
+    pub timing_only: bool,
 }
 
 impl Template {
-    /// Runs the client-side check.
-    pub fn verify(&self, proof: &[u8]) -> std::result::Result<(), String> {
+    /// Runs the client-side check of a completed proof.
+    pub fn verify(&self, proof: &[u8]) -> Check {
+        if self.timing_only {
+            return Check::NotChecked(
+                "timing-only request: its proofs DO NOT VERIFY, by construction".into(),
+            );
+        }
         match &self.verifier {
             Some(v) => v(proof),
-            None => Err(format!(
+            None => Check::NotChecked(format!(
                 "no client-side verifier for {} requests in this build",
                 self.label
             )),
@@ -190,14 +206,57 @@ pub fn load(path: &Path, kind: Option<&str>) -> Result<Template> {
         label,
         request,
         verifier,
+        timing_only: false,
     })
+}
+
+/// A parsed test-data manifest: the regular fields, and whether it is a timing-only one.
+fn parse_manifest(path: &Path, value: serde_json::Value) -> Result<(Manifest, bool)> {
+    if value.get("timing_only").and_then(|v| v.as_bool()) == Some(true) {
+        let m: ShapedManifest = serde_json::from_value(value)
+            .with_step(|| format!("parsing timing-only manifest {}", path.display()))?;
+        return Ok((m.manifest, true));
+    }
+    let m: Manifest = serde_json::from_value(value)
+        .with_step(|| format!("parsing manifest {}", path.display()))?;
+    Ok((m, false))
+}
+
+/// The directory holding the parameters a test-data manifest at `path` lists (the manifest's
+/// own directory: `cuzk gen testdata` writes them beside it), or `None` when `path` is no
+/// manifest or lists no parameters. Filecoin's verifier reads verifying keys from
+/// `FIL_PROOFS_PARAMETER_CACHE`, once per process: a tool that verifies such requests points
+/// it here (`cuzk_filecoin::params::set_parameter_dir`) before any thread starts.
+pub fn manifest_parameter_dir(path: &Path) -> Option<PathBuf> {
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    if value.get("generator_version").is_none() || value.get("requests").is_none() {
+        return None;
+    }
+    let (m, _) = parse_manifest(path, value).ok()?;
+    if m.params.is_empty() {
+        return None;
+    }
+    Some(manifest_dir(path))
+}
+
+fn manifest_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// The request of `kind` from a test-data manifest (`cuzk gen testdata`'s `manifest.json`;
 /// the request files sit beside it).
 fn from_manifest(path: &Path, value: serde_json::Value, kind: Option<&str>) -> Result<Template> {
-    let m: cuzk_filecoin::testdata::Manifest = serde_json::from_value(value)
-        .with_step(|| format!("parsing manifest {}", path.display()))?;
+    let (m, timing_only) = parse_manifest(path, value)?;
+    if timing_only {
+        eprintln!(
+            "WARNING: {} is a TIMING-ONLY manifest. {}",
+            path.display(),
+            cuzk_filecoin::shaped::WARNING
+        );
+    }
     let Some(kind) = kind else {
         return Err(invalid!(
             "--kind is needed to pick a request from {}",
@@ -210,14 +269,80 @@ fn from_manifest(path: &Path, value: serde_json::Value, kind: Option<&str>) -> R
         .iter()
         .find(|r| r.proof_kind == want)
         .ok_or_else(|| invalid!("{} has no {kind} request", path.display()))?;
-    filecoin_template(spec, path.parent().unwrap_or(Path::new(".")))
+    let dir = manifest_dir(path);
+    let params = (!m.params.is_empty()).then(|| dir.clone());
+    let mut t = filecoin_template_in(spec, &dir, params)?;
+    if timing_only {
+        t.timing_only = true;
+        t.label = format!("{} (TIMING-ONLY)", t.label);
+    }
+    Ok(t)
 }
 
 /// A Filecoin request from the test data in `dir`, checked on the client with Filecoin's
-/// verifier (which reads parameters from `FIL_PROOFS_PARAMETER_CACHE`).
+/// verifier, which reads verifying keys from `FIL_PROOFS_PARAMETER_CACHE` (read once per
+/// process: see [`manifest_parameter_dir`]).
 pub fn filecoin_template(
     spec: &cuzk_filecoin::testdata::RequestSpec,
     dir: &Path,
+) -> Result<Template> {
+    filecoin_template_in(spec, dir, None)
+}
+
+/// Whether `a` and `b` name one directory.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Checks `proof` for `req` with Filecoin's verifier; `params`: where the verifying keys
+/// should be (the manifest's directory), if known.
+fn check_filecoin(req: &cuzk_filecoin::ProofRequest, params: Option<&Path>, proof: &[u8]) -> Check {
+    let active = parameter_cache_dir();
+    if let Some(want) = params {
+        if !same_dir(&active, want) {
+            return Check::NotChecked(format!(
+                "filecoin-proofs reads verifying keys from {} ({PARAMETER_CACHE_ENV}), not from \
+                 the manifest's parameter directory {}",
+                active.display(),
+                want.display()
+            ));
+        }
+    }
+    let plan = match cuzk_filecoin::plan(req) {
+        Ok(p) => p,
+        Err(e) => return Check::NotChecked(format!("planning the request to verify it: {e}")),
+    };
+    match plan.circuit_id.param_files() {
+        Ok(f) if !f.vk_path(&active).exists() => {
+            return Check::NotChecked(format!(
+                "no verifying key {}{}",
+                f.vk_path(&active).display(),
+                if params.is_none() {
+                    " (the manifest lists no parameters)"
+                } else {
+                    ""
+                }
+            ))
+        }
+        Ok(_) => {}
+        Err(e) => return Check::NotChecked(format!("naming the verifying key: {e}")),
+    }
+    match plan.verify(proof) {
+        Ok(()) => Check::Verified,
+        Err(e @ (FilecoinError::VerificationFailed { .. } | FilecoinError::ProofLength { .. })) => {
+            Check::Rejected(e.to_string())
+        }
+        Err(e) => Check::NotChecked(format!("the verifier gave no verdict: {e}")),
+    }
+}
+
+fn filecoin_template_in(
+    spec: &cuzk_filecoin::testdata::RequestSpec,
+    dir: &Path,
+    params: Option<PathBuf>,
 ) -> Result<Template> {
     let req = spec
         .load(dir)
@@ -238,15 +363,13 @@ pub fn filecoin_template(
         comm_r_new: req.comm_r_new.clone(),
         comm_d_new: req.comm_d_new.clone(),
     };
-    let verifier: Verifier = Arc::new(move |proof: &[u8]| {
-        cuzk_filecoin::plan(&req)
-            .and_then(|p| p.verify(proof))
-            .map_err(|e| e.to_string())
-    });
+    let verifier: Verifier =
+        Arc::new(move |proof: &[u8]| check_filecoin(&req, params.as_deref(), proof));
     Ok(Template {
         label: spec.kind.clone(),
         request,
         verifier: Some(verifier),
+        timing_only: false,
     })
 }
 
@@ -265,6 +388,7 @@ pub fn synthetic(kind: &str, spec: &str) -> Result<Template> {
         label: "synthetic".into(),
         request,
         verifier,
+        timing_only: false,
     })
 }
 

@@ -73,6 +73,9 @@ pub struct LoadArgs {
 
 /// Runs a client bench subcommand.
 pub fn run(cmd: ClientBenchCmd) -> anyhow::Result<()> {
+    if let ClientBenchCmd::Single(a) | ClientBenchCmd::Batch(a) = &cmd {
+        verify_with_manifest_params(a);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -91,6 +94,26 @@ pub fn run(cmd: ClientBenchCmd) -> anyhow::Result<()> {
         }
     })?;
     Ok(())
+}
+
+/// With `--verify` and a test-data manifest that lists parameters, points Filecoin's verifier
+/// at the manifest's directory (it reads verifying keys from `FIL_PROOFS_PARAMETER_CACHE`,
+/// once per process: so here, before the runtime's threads start).
+fn verify_with_manifest_params(a: &LoadArgs) {
+    let (true, Some(input)) = (a.verify, &a.input) else {
+        return;
+    };
+    if let Some(dir) = request_file::manifest_parameter_dir(input) {
+        let before = cuzk_filecoin::params::parameter_cache_dir();
+        if before != dir {
+            eprintln!(
+                "verifying with the manifest's parameters in {} (not {})",
+                dir.display(),
+                before.display()
+            );
+        }
+        cuzk_filecoin::params::set_parameter_dir(&dir);
+    }
 }
 
 /// `cuzk status`.

@@ -50,4 +50,6 @@ pub use planner::{
 };
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
 pub use srs::{SrsEntryStatus, SrsTier};
-pub use status::{DeviceStatus, EngineStatus, EvictOutcome, PreloadOutcome, QueueStatus};
+pub use status::{
+    BusySource, DeviceStatus, EngineStatus, EvictOutcome, PreloadOutcome, QueueStatus,
+};

@@ -131,13 +131,53 @@ pub(crate) fn render(s: &EngineStatus) -> String {
     metric(
         "cuzk_device_busy_milliseconds_total",
         "counter",
-        "Time each prover backend spent in `start`.",
+        "Time each device was busy (its exclusive phase: source=backend is the backend's own \
+         timing, source=interlock the engine's device interlock); never more than wall time. \
+         Devices whose busy time is not measured are absent.",
+        &s.devices
+            .iter()
+            .filter_map(|d| {
+                d.busy.map(|b| {
+                    (
+                        format!(
+                            "device=\"{}\",index=\"{}\",source=\"{}\"",
+                            d.name, d.index, d.busy_source
+                        ),
+                        b.as_millis() as u64,
+                    )
+                })
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_device_busy_measured",
+        "gauge",
+        "1 where the device's busy time is measured (source=backend or interlock), 0 where it \
+         is not (no backend timing and the interlock off).",
+        &s.devices
+            .iter()
+            .map(|d| {
+                (
+                    format!(
+                        "device=\"{}\",index=\"{}\",source=\"{}\"",
+                        d.name, d.index, d.busy_source
+                    ),
+                    u64::from(d.busy.is_some()),
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_device_start_milliseconds_total",
+        "counter",
+        "Time each backend's workers spent in `start`, summed over workers (overlapping \
+         workers count twice: not a busy fraction).",
         &s.devices
             .iter()
             .map(|d| {
                 (
                     format!("device=\"{}\",index=\"{}\"", d.name, d.index),
-                    d.busy.as_millis() as u64,
+                    d.start_time.as_millis() as u64,
                 )
             })
             .collect::<Vec<_>>(),

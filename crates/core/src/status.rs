@@ -39,6 +39,59 @@ pub struct QueueStatus {
     pub in_progress: u32,
 }
 
+/// Where a device's busy time comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BusySource {
+    /// The backend's own timing of its device-exclusive phase (the CUDA prover's kernels,
+    /// under its device lock).
+    Backend,
+    /// The engine's timing of its device interlock, held with a partition in hand until its
+    /// `start` returns (one `start` per device at a time).
+    Interlock,
+    /// Not measured: the backend has no figure of its own and the interlock is off, so the
+    /// device's workers may overlap and their time in `start` is no busy time.
+    NotMeasured,
+}
+
+impl BusySource {
+    /// A short name for metrics and the wire (`backend`, `interlock`, `not_measured`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BusySource::Backend => "backend",
+            BusySource::Interlock => "interlock",
+            BusySource::NotMeasured => "not_measured",
+        }
+    }
+
+    /// The source named `name` (see [`BusySource::name`]).
+    pub fn from_name(name: &str) -> Option<BusySource> {
+        [
+            BusySource::Backend,
+            BusySource::Interlock,
+            BusySource::NotMeasured,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+
+    /// What the figure is, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BusySource::Backend => "the device's exclusive phase, timed by the backend",
+            BusySource::Interlock => "the engine's device interlock, held per partition",
+            BusySource::NotMeasured => {
+                "not measured (no device timing from the backend, and the interlock is off)"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for BusySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One prover backend (device).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceStatus {
@@ -50,8 +103,16 @@ pub struct DeviceStatus {
     pub current_job: Option<String>,
     /// That job's kind.
     pub current_kind: Option<ProofKind>,
-    /// Time spent inside `start` since the engine started.
-    pub busy: Duration,
+    /// The device's busy time: the backend's own figure since the device was opened, else
+    /// the time the engine's interlock was held since the engine started; `None` when
+    /// neither is measured. Never more than wall time; a busy fraction is the difference of
+    /// two readings over the wall time between them.
+    pub busy: Option<Duration>,
+    /// Where `busy` comes from.
+    pub busy_source: BusySource,
+    /// Time spent inside `start`, summed over the device's workers: overlapping workers
+    /// count twice, so this can exceed wall time and is not a busy fraction.
+    pub start_time: Duration,
     /// Partitions proved on it.
     pub partitions: u64,
     /// The device's memory as (total, free) bytes, if the backend has a device.
@@ -129,12 +190,22 @@ impl EngineStatus {
                 .enumerate()
                 .map(|(i, d)| {
                     let cur = d.current.lock().clone();
+                    let (busy, busy_source) = match d.backend.device_busy() {
+                        Some(b) => (Some(b), BusySource::Backend),
+                        None if sh.config.prover_interlock => (
+                            Some(Duration::from_nanos(d.interlock_ns.load(Ordering::Relaxed))),
+                            BusySource::Interlock,
+                        ),
+                        None => (None, BusySource::NotMeasured),
+                    };
                     DeviceStatus {
                         index: i as u32,
                         name: d.name.clone(),
                         current_job: cur.as_ref().map(|c| c.0.clone()),
                         current_kind: cur.map(|c| c.1),
-                        busy: Duration::from_nanos(d.busy_ns.load(Ordering::Relaxed)),
+                        busy,
+                        busy_source,
+                        start_time: Duration::from_nanos(d.start_ns.load(Ordering::Relaxed)),
                         partitions: d.partitions.load(Ordering::Relaxed),
                         memory: d.backend.device_memory(),
                     }

@@ -45,6 +45,11 @@ impl DeviceState {
     pub(crate) fn busy_ms(&self) -> f64 {
         self.busy_ns.load(Ordering::Relaxed) as f64 / 1e6
     }
+
+    /// Time the interlock has been held since the device was opened.
+    pub(crate) fn busy(&self) -> Duration {
+        Duration::from_nanos(self.busy_ns.load(Ordering::Relaxed))
+    }
 }
 
 fn registry() -> &'static Mutex<HashMap<usize, Arc<DeviceState>>> {

@@ -87,6 +87,10 @@ impl ProverBackend for CudaProver {
         true
     }
 
+    fn device_busy(&self) -> Option<std::time::Duration> {
+        Some(std::time::Duration::ZERO)
+    }
+
     fn start(
         &self,
         _srs: &Srs,

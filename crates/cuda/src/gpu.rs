@@ -499,6 +499,10 @@ impl ProverBackend for CudaProver {
         true
     }
 
+    fn device_busy(&self) -> Option<Duration> {
+        Some(self.dev.busy())
+    }
+
     fn start(
         &self,
         srs: &Srs,

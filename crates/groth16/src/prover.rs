@@ -106,6 +106,15 @@ pub trait ProverBackend: Send + Sync {
         None
     }
 
+    /// The total time the backend's device has spent in its exclusive phase (the kernels, under
+    /// the backend's own device lock) since the device was opened, as the backend measures it:
+    /// the device's busy time, which never exceeds wall time however many workers share the
+    /// device. `None` (the default) for a backend without a figure of its own; the engine then
+    /// measures the time its own device interlock was held, when that is on.
+    fn device_busy(&self) -> Option<Duration> {
+        None
+    }
+
     /// `start`, handing the circuit's buffers back instead of freeing them, so the caller can
     /// reuse their allocations for the next partition (no page faults, no unmapping). The
     /// returned vectors keep their capacity; their contents are unspecified. Backends that

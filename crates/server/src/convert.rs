@@ -128,6 +128,9 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                     .current_kind
                     .map(|k| k.name().to_string())
                     .unwrap_or_default(),
+                busy_ms: d.busy.map_or(0, |b| b.as_millis() as u64),
+                busy_source: d.busy_source.name().to_string(),
+                partitions: d.partitions,
             })
             .collect(),
         loaded_srs: s

@@ -39,6 +39,9 @@ pub(crate) async fn prove(
     p: Partition<Circuit>,
     lock: Option<MutexGuard<'_, ()>>,
 ) -> Option<Partition<Started>> {
+    // The interlock (if taken) is held with a partition in hand from here to the end of
+    // `start`: the device's busy time as the engine sees it.
+    let held_since = Instant::now();
     let (mut p, Circuit { circuit, held }) = p.take_work();
     p.tracker.stamp(|r, t| r.sent = Some(t));
     if p.job.cancelled() {
@@ -72,10 +75,15 @@ pub(crate) async fn prove(
     .await;
     let dt = t0.elapsed();
     device
-        .busy_ns
+        .start_ns
         .fetch_add(dt.as_nanos() as u64, Ordering::Relaxed);
     device.partitions.fetch_add(1, Ordering::Relaxed);
     *device.current.lock() = None;
+    if lock.is_some() {
+        device
+            .interlock_ns
+            .fetch_add(held_since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
     drop(lock);
     p.tracker.stamp(|r, t| r.prove_end = Some(t));
     p.job.progress.lock().timings.prover += dt;

@@ -36,8 +36,12 @@ pub(crate) struct Device {
     pub(crate) interlock: tokio::sync::Mutex<()>,
     /// The job (and kind) whose partition is in `start` now.
     pub(crate) current: Mutex<Option<(String, ProofKind)>>,
-    /// Nanoseconds spent in `start`.
-    pub(crate) busy_ns: AtomicU64,
+    /// Nanoseconds spent in `start`, summed over the device's workers (two overlapping
+    /// workers count twice, so this is no busy fraction).
+    pub(crate) start_ns: AtomicU64,
+    /// Nanoseconds the interlock was held with a partition in hand (from taking the
+    /// partition to the end of its `start`): the device's busy time when the interlock is on.
+    pub(crate) interlock_ns: AtomicU64,
     /// Partitions started.
     pub(crate) partitions: AtomicU64,
 }
@@ -291,7 +295,8 @@ impl Shared {
                 backend: b,
                 interlock: tokio::sync::Mutex::new(()),
                 current: Mutex::new(None),
-                busy_ns: AtomicU64::new(0),
+                start_ns: AtomicU64::new(0),
+                interlock_ns: AtomicU64::new(0),
                 partitions: AtomicU64::new(0),
             })
             .collect::<Vec<_>>();

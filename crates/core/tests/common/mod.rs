@@ -9,7 +9,7 @@ use cuzk_groth16::{Pending, Proof, ProveError, ProverBackend, Srs, Synthesized, 
 use group::prime::PrimeCurveAffine;
 use parking_lot::Mutex;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,12 @@ pub struct FakeBackend {
     pub live: Arc<Live>,
     /// Hand a/b/c back from `start_reusing` (like the CUDA prover) instead of freeing them.
     pub reuse: bool,
+    /// Like the CUDA prover: `start` spends its first half outside and its second half under
+    /// a device lock of its own, times the lock's hold in `device_busy_ns`, reports it as
+    /// `device_busy`, and says it locks the device itself.
+    pub own_lock: bool,
+    pub device_lock: Mutex<()>,
+    pub device_busy_ns: AtomicU64,
 }
 
 impl FakeBackend {
@@ -55,7 +61,21 @@ impl FakeBackend {
             concurrent: Mutex::new((0, 0)),
             live: Arc::default(),
             reuse: false,
+            own_lock: false,
+            device_lock: Mutex::new(()),
+            device_busy_ns: AtomicU64::new(0),
         }
+    }
+
+    /// Serializes the second half of `start` under a timed lock of its own (see `own_lock`).
+    pub fn own_lock(mut self) -> FakeBackend {
+        self.own_lock = true;
+        self
+    }
+
+    /// Sum of the `start` intervals (what the engine used to report as busy time).
+    pub fn summed_start(&self) -> Duration {
+        self.intervals.lock().iter().map(|(a, b)| *b - *a).sum()
     }
 
     /// Hands buffers back from `start_reusing`.
@@ -131,6 +151,15 @@ impl ProverBackend for FakeBackend {
         Some((80 << 30, 79 << 30))
     }
 
+    fn locks_device_itself(&self) -> bool {
+        self.own_lock
+    }
+
+    fn device_busy(&self) -> Option<Duration> {
+        self.own_lock
+            .then(|| Duration::from_nanos(self.device_busy_ns.load(Ordering::SeqCst)))
+    }
+
     fn finish(&self, _srs: &Srs, _pending: Pending) -> Result<Proof, ProveError> {
         std::thread::sleep(self.finish);
         Ok(Proof {
@@ -160,7 +189,17 @@ impl FakeBackend {
         circuit.a.resize(domain, x);
         circuit.b.resize(domain, x);
         circuit.c.resize(domain, x);
-        std::thread::sleep(self.start);
+        if self.own_lock {
+            std::thread::sleep(self.start / 2);
+            let guard = self.device_lock.lock();
+            let held = Instant::now();
+            std::thread::sleep(self.start - self.start / 2);
+            self.device_busy_ns
+                .fetch_add(held.elapsed().as_nanos() as u64, Ordering::SeqCst);
+            drop(guard);
+        } else {
+            std::thread::sleep(self.start);
+        }
         let spent = if self.reuse {
             Some(circuit)
         } else {
