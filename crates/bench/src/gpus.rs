@@ -131,7 +131,7 @@ fn copy_of(t: &Synthesized, reuse: Option<Synthesized>) -> Synthesized {
 }
 
 impl Planner for TimingPlanner {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         let n = std::str::from_utf8(&req.vanilla_proof)
             .ok()
             .and_then(|s| s.strip_prefix("partitions="))

@@ -347,6 +347,8 @@ fn filecoin_template_in(
     let req = spec
         .load(dir)
         .with_step(|| format!("loading the {} request from {}", spec.kind, dir.display()))?;
+    // The one copy of the payload on this client side: `request` goes on the wire (once per
+    // submit), `req` stays with the verifier, which re-plans it to get the public inputs.
     let request = SubmitProofRequest {
         request_id: String::new(),
         proof_kind: spec.proof_kind,

@@ -8,7 +8,7 @@ use crate::budget::MemoryBudget;
 use crate::config::Config;
 use crate::error::EngineError;
 use crate::estimate::WorkingSetEstimate;
-use crate::jobs::{NewJob, Registered};
+use crate::jobs::{NewJob, Registered, RequestHead};
 use crate::metrics::{MemorySample, PartitionTimeline};
 use crate::pipeline::{self, Shared};
 use crate::planner::{JobPlan, Planner};
@@ -81,15 +81,16 @@ impl Engine {
             queue_position: 0,
             duplicate: true,
         };
-        let digest = (!req.request_id.is_empty()).then(|| req.digest());
-        if let Some(job_id) = sh.jobs.duplicate_of(&req, digest.as_ref())? {
+        // What the registry keeps is read now: the request itself moves into the planner.
+        let head = RequestHead::of(&req);
+        if let Some(job_id) = sh.jobs.duplicate_of(&head)? {
             return Ok(duplicate(job_id));
         }
         let JobPlan {
             partitions,
             verify,
             finish,
-        } = plan_guarded(sh.planner.as_ref(), &req)?;
+        } = plan_guarded(sh.planner.as_ref(), req)?;
         if partitions.is_empty() {
             return Err(EngineError::InvalidRequest(
                 "the request has no partitions".into(),
@@ -112,7 +113,8 @@ impl Engine {
             finish,
             max_queued: sh.config.max_queued_jobs,
         };
-        let (job, queue_position) = match sh.jobs.register(&req, digest, new)? {
+        let (kind, priority) = (head.kind, head.priority);
+        let (job, queue_position) = match sh.jobs.register(head, new)? {
             Registered::Duplicate(job_id) => return Ok(duplicate(job_id)),
             Registered::New {
                 job,
@@ -120,7 +122,7 @@ impl Engine {
             } => (job, queue_position),
         };
         sh.enqueue(&job, partitions);
-        tracing::debug!(job = %job.id, kind = %req.kind, priority = %req.priority, partitions = n, "job submitted");
+        tracing::debug!(job = %job.id, %kind, %priority, partitions = n, "job submitted");
         Ok(Submitted {
             job_id: job.id.clone(),
             queue_position,
@@ -263,7 +265,8 @@ impl Engine {
 /// Plans `req`, turning a panic inside the planner (a proof kind's code meeting input it did
 /// not expect) into a typed error for this request: the caller gets INVALID_ARGUMENT, not a
 /// reset stream, and the daemon keeps serving.
-fn plan_guarded(planner: &dyn Planner, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+fn plan_guarded(planner: &dyn Planner, req: ProofRequest) -> Result<JobPlan, EngineError> {
+    let kind = req.kind;
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| planner.plan(req))) {
         Ok(r) => r,
         Err(panic) => {
@@ -272,10 +275,10 @@ fn plan_guarded(planner: &dyn Planner, req: &ProofRequest) -> Result<JobPlan, En
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".into());
-            tracing::warn!(kind = %req.kind, cause = %what, "planning panicked");
+            tracing::warn!(%kind, cause = %what, "planning panicked");
             Err(EngineError::InvalidRequest(format!(
                 "the {} request could not be planned: {}",
-                req.kind,
+                kind,
                 crate::request::clip(&what)
             )))
         }

@@ -13,6 +13,33 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+/// What the registry keeps of a request, read before the request moves into the planner.
+pub(crate) struct RequestHead {
+    /// The caller's idempotency key (empty: none).
+    pub(crate) request_id: String,
+    /// What it proves.
+    pub(crate) kind: ProofKind,
+    /// Its scheduling priority.
+    pub(crate) priority: Priority,
+    /// [`ProofRequest::payload_bytes`].
+    pub(crate) payload_bytes: u64,
+    /// [`ProofRequest::digest`], when it has a request id (only then is it compared).
+    pub(crate) digest: Option<[u8; 32]>,
+}
+
+impl RequestHead {
+    /// The head of `req`.
+    pub(crate) fn of(req: &ProofRequest) -> RequestHead {
+        RequestHead {
+            request_id: req.request_id.clone(),
+            kind: req.kind,
+            priority: req.priority,
+            payload_bytes: req.payload_bytes(),
+            digest: (!req.request_id.is_empty()).then(|| req.digest()),
+        }
+    }
+}
+
 /// The budget slice set aside for request payloads, and the part unfinished jobs use.
 pub(crate) struct RequestPool {
     /// The slice (a `Requests` reservation); taken, and so given back, at shutdown.
@@ -277,22 +304,14 @@ impl Registry {
         }
     }
 
-    /// The job a submit of `req` (whose digest is `digest`) is a duplicate of, if any: the job
-    /// of its request id, unless that one failed or was cancelled (a retry starts afresh). A
-    /// request id held by a job of another request is a [`EngineError::RequestIdConflict`].
-    pub(crate) fn duplicate_of(
-        &self,
-        req: &ProofRequest,
-        digest: Option<&[u8; 32]>,
-    ) -> Result<Option<String>, EngineError> {
-        Self::find_duplicate(&self.jobs.lock(), req, digest)
+    /// The job a submit of `req` is a duplicate of, if any: the job of its request id, unless
+    /// that one failed or was cancelled (a retry starts afresh). A request id held by a job of
+    /// another request (another digest) is a [`EngineError::RequestIdConflict`].
+    pub(crate) fn duplicate_of(&self, req: &RequestHead) -> Result<Option<String>, EngineError> {
+        Self::find_duplicate(&self.jobs.lock(), req)
     }
 
-    fn find_duplicate(
-        jobs: &Jobs,
-        req: &ProofRequest,
-        digest: Option<&[u8; 32]>,
-    ) -> Result<Option<String>, EngineError> {
+    fn find_duplicate(jobs: &Jobs, req: &RequestHead) -> Result<Option<String>, EngineError> {
         if req.request_id.is_empty() {
             return Ok(None);
         }
@@ -303,7 +322,7 @@ impl Registry {
         else {
             return Ok(None);
         };
-        if job.digest.as_ref() != digest {
+        if job.digest != req.digest {
             return Err(EngineError::RequestIdConflict(format!(
                 "request_id `{}` belongs to job {} of a different request (kind, registered \
                  proof or payload differ); send this request with a request_id of its own",
@@ -329,14 +348,12 @@ impl Registry {
     /// `QueueFull`.
     pub(crate) fn register(
         &self,
-        req: &ProofRequest,
-        digest: Option<[u8; 32]>,
+        req: RequestHead,
         new: NewJob,
     ) -> Result<Registered, EngineError> {
-        let payload = req.payload_bytes();
         let mut jobs = self.jobs.lock();
         // Re-check under the lock: two submits with one request id race here.
-        if let Some(id) = Self::find_duplicate(&jobs, req, digest.as_ref())? {
+        if let Some(id) = Self::find_duplicate(&jobs, &req)? {
             return Ok(Registered::Duplicate(id));
         }
         let active: Vec<&Arc<Job>> = jobs.by_id.values().filter(|j| !j.finished()).collect();
@@ -351,12 +368,12 @@ impl Registry {
             .iter()
             .filter(|j| j.priority >= req.priority && !j.started())
             .count() as u32;
-        let request = self.requests.try_take(payload)?;
+        let request = self.requests.try_take(req.payload_bytes)?;
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
         let job = Arc::new(Job {
             id: random_job_id(&jobs),
             request_id: req.request_id.clone(),
-            digest,
+            digest: req.digest,
             kind: req.kind,
             priority: req.priority,
             seq,
@@ -378,8 +395,7 @@ impl Registry {
         });
         jobs.by_id.insert(job.id.clone(), job.clone());
         if !req.request_id.is_empty() {
-            jobs.by_request
-                .insert(req.request_id.clone(), job.id.clone());
+            jobs.by_request.insert(req.request_id, job.id.clone());
         }
         Ok(Registered::New {
             job,

@@ -111,8 +111,9 @@ impl fmt::Debug for JobPlan {
 /// `plan` runs on the caller's thread during [`crate::Engine::submit`], so bad input is
 /// reported at once; expensive work belongs in the `synthesize` closures.
 pub trait Planner: Send + Sync {
-    /// Validates and splits a request. Bad input: [`EngineError::InvalidRequest`].
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError>;
+    /// Validates and splits a request, which it owns: its payload moves into the plan's
+    /// closures rather than being copied. Bad input: [`EngineError::InvalidRequest`].
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError>;
 
     /// The `.params` file of a circuit id. Unknown id: [`EngineError::UnknownCircuit`].
     fn params_path(&self, circuit_id: &str) -> Result<PathBuf, EngineError>;

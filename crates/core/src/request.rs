@@ -2,49 +2,9 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The kind of proof a request asks for (the gRPC `ProofKind`, plus synthetic test circuits).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ProofKind {
-    /// PoRep commit phase 2 (`POREP_SEAL_COMMIT`).
-    #[default]
-    PorepSealCommit,
-    /// SnapDeals sector update (`SNAP_DEALS_UPDATE`).
-    SnapDealsUpdate,
-    /// One WindowPoSt partition (`WINDOW_POST_PARTITION`).
-    WindowPostPartition,
-    /// WinningPoSt (`WINNING_POST`).
-    WinningPost,
-    /// A synthetic circuit for tests and benchmarks; the spec string is in `vanilla_proof`.
-    Synthetic,
-}
-
-impl ProofKind {
-    /// Every kind, in reporting order.
-    pub const ALL: [ProofKind; 5] = [
-        ProofKind::PorepSealCommit,
-        ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPostPartition,
-        ProofKind::WinningPost,
-        ProofKind::Synthetic,
-    ];
-
-    /// The protocol's name for the kind (`POREP_SEAL_COMMIT`, ..., `SYNTHETIC`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ProofKind::PorepSealCommit => "POREP_SEAL_COMMIT",
-            ProofKind::SnapDealsUpdate => "SNAP_DEALS_UPDATE",
-            ProofKind::WindowPostPartition => "WINDOW_POST_PARTITION",
-            ProofKind::WinningPost => "WINNING_POST",
-            ProofKind::Synthetic => "SYNTHETIC",
-        }
-    }
-}
-
-impl fmt::Display for ProofKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// The kind of proof a request asks for: `cuzk-filecoin`'s type (the gRPC `ProofKind`, plus
+/// [`ProofKind::Synthetic`] for test and benchmark circuits), one type for every crate.
+pub use cuzk_filecoin::ProofKind;
 
 /// Scheduling priority; higher runs first. FIFO within one level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

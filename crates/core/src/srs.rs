@@ -466,7 +466,7 @@ mod tests {
     struct OneCircuit;
 
     impl Planner for OneCircuit {
-        fn plan(&self, _: &ProofRequest) -> Result<JobPlan, EngineError> {
+        fn plan(&self, _: ProofRequest) -> Result<JobPlan, EngineError> {
             Err(EngineError::InvalidRequest("no plans here".into()))
         }
         fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {

@@ -27,7 +27,7 @@ fn req(id: &str, payload: &[u8]) -> ProofRequest {
 struct Tricky(FakePlanner);
 
 impl Planner for Tricky {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         match req.vanilla_proof.as_slice() {
             b"panic" => panic!("field element is not canonical"),
             b"fail" => {

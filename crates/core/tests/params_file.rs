@@ -20,7 +20,7 @@ struct FilePlanner {
 }
 
 impl Planner for FilePlanner {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         let mut plan = SyntheticPlanner::default().plan(req)?;
         for p in &mut plan.partitions {
             p.circuit_id = "small-test".into();

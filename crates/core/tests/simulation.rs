@@ -558,7 +558,7 @@ struct Finishing {
 }
 
 impl cuzk_core::Planner for Finishing {
-    fn plan(&self, req: &ProofRequest) -> Result<cuzk_core::JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<cuzk_core::JobPlan, EngineError> {
         let mut p = self.inner.plan(req)?;
         let fail = self.fail;
         p.finish = Some(Box::new(move |proofs: Vec<u8>| {

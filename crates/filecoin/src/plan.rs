@@ -4,7 +4,7 @@
 //! to the kinds' planners (the vocabulary they share is in [`crate::partition`]).
 use cuzk_groth16::Proof;
 
-use crate::error::Result;
+use crate::error::{FilecoinError, Result};
 use crate::partition::{ProofPlan, Recorded, Synthesis, PARTITION_PROOF_BYTES};
 use crate::registry::ProofKind;
 use crate::request::ProofRequest;
@@ -30,5 +30,6 @@ pub(crate) fn plan_with<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S:
         ProofKind::SnapDealsUpdate => crate::snap::plan::<S>(req),
         ProofKind::WindowPostPartition => crate::post::plan_window::<S>(req),
         ProofKind::WinningPost => crate::post::plan_winning::<S>(req),
+        ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(req.kind.to_wire())),
     }
 }

@@ -7,10 +7,16 @@ use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUp
 
 use crate::error::{FilecoinError, Result};
 
-/// What a request asks for (the wire protocol's `ProofKind`, same numbers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What a request asks for: the wire protocol's `ProofKind` (same numbers), one type for every
+/// crate (`cuzk-core` re-exports it).
+///
+/// [`ProofKind::Synthetic`] is the benchmark and test kind (a synthetic circuit whose spec
+/// string travels in `vanilla_proof`); it is not a Filecoin proof, and this crate's planner
+/// refuses it ([`FilecoinError::UnsupportedKind`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ProofKind {
     /// PoRep commit phase 2 (`POREP_SEAL_COMMIT` = 1).
+    #[default]
     PoRepSealCommit,
     /// SnapDeals sector update (`SNAP_DEALS_UPDATE` = 2).
     SnapDealsUpdate,
@@ -18,18 +24,26 @@ pub enum ProofKind {
     WindowPostPartition,
     /// WinningPoSt (`WINNING_POST` = 4).
     WinningPost,
+    /// A synthetic circuit for tests and benchmarks (`SYNTHETIC` = 100); not a Filecoin proof.
+    Synthetic,
 }
 
 impl ProofKind {
+    /// Every kind, in reporting order.
+    pub const ALL: [ProofKind; 5] = [
+        ProofKind::PoRepSealCommit,
+        ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPostPartition,
+        ProofKind::WinningPost,
+        ProofKind::Synthetic,
+    ];
+
     /// From the wire number.
     pub fn from_wire(n: i32) -> Result<ProofKind> {
-        match n {
-            1 => Ok(ProofKind::PoRepSealCommit),
-            2 => Ok(ProofKind::SnapDealsUpdate),
-            3 => Ok(ProofKind::WindowPostPartition),
-            4 => Ok(ProofKind::WinningPost),
-            other => Err(FilecoinError::UnsupportedKind(other)),
-        }
+        ProofKind::ALL
+            .into_iter()
+            .find(|k| k.to_wire() == n)
+            .ok_or(FilecoinError::UnsupportedKind(n))
     }
 
     /// The wire number.
@@ -39,17 +53,36 @@ impl ProofKind {
             ProofKind::SnapDealsUpdate => 2,
             ProofKind::WindowPostPartition => 3,
             ProofKind::WinningPost => 4,
+            ProofKind::Synthetic => 100,
         }
     }
 
-    /// A short lowercase name for logs and metrics.
+    /// The protocol's name (`POREP_SEAL_COMMIT`, ..., `SYNTHETIC`), as status, metrics and
+    /// logs print it ([`fmt::Display`] writes it too).
     pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::PoRepSealCommit => "POREP_SEAL_COMMIT",
+            ProofKind::SnapDealsUpdate => "SNAP_DEALS_UPDATE",
+            ProofKind::WindowPostPartition => "WINDOW_POST_PARTITION",
+            ProofKind::WinningPost => "WINNING_POST",
+            ProofKind::Synthetic => "SYNTHETIC",
+        }
+    }
+
+    /// The short lowercase name people type (`porep`, `snap`, `wpost`, `winning`, `synthetic`).
+    pub fn short_name(self) -> &'static str {
         match self {
             ProofKind::PoRepSealCommit => "porep",
             ProofKind::SnapDealsUpdate => "snap",
             ProofKind::WindowPostPartition => "wpost",
             ProofKind::WinningPost => "winning",
+            ProofKind::Synthetic => "synthetic",
         }
+    }
+
+    /// Whether the kind is a Filecoin proof (every kind but [`ProofKind::Synthetic`]).
+    pub fn is_filecoin(self) -> bool {
+        self != ProofKind::Synthetic
     }
 }
 
@@ -200,6 +233,7 @@ impl RegisteredProof {
                 }
                 Ok(RegisteredProof::PoSt(p))
             }
+            ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(kind.to_wire())),
         }
     }
 
@@ -352,13 +386,14 @@ impl CircuitKind {
         }
     }
 
-    /// The kind of circuit a request of `kind` proves.
-    pub fn of(kind: ProofKind) -> CircuitKind {
+    /// The kind of circuit a request of `kind` proves; [`ProofKind::Synthetic`] has none here.
+    pub fn of(kind: ProofKind) -> Result<CircuitKind> {
         match kind {
-            ProofKind::PoRepSealCommit => CircuitKind::PoRep,
-            ProofKind::SnapDealsUpdate => CircuitKind::Snap,
-            ProofKind::WindowPostPartition => CircuitKind::WindowPost,
-            ProofKind::WinningPost => CircuitKind::WinningPost,
+            ProofKind::PoRepSealCommit => Ok(CircuitKind::PoRep),
+            ProofKind::SnapDealsUpdate => Ok(CircuitKind::Snap),
+            ProofKind::WindowPostPartition => Ok(CircuitKind::WindowPost),
+            ProofKind::WinningPost => Ok(CircuitKind::WinningPost),
+            ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(kind.to_wire())),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 /// The engine kind for a proto `ProofKind` number.
 pub(crate) fn proof_kind(n: i32) -> Result<ProofKind, ApiError> {
     match proto::ProofKind::try_from(n) {
-        Ok(proto::ProofKind::PorepSealCommit) => Ok(ProofKind::PorepSealCommit),
+        Ok(proto::ProofKind::PorepSealCommit) => Ok(ProofKind::PoRepSealCommit),
         Ok(proto::ProofKind::SnapDealsUpdate) => Ok(ProofKind::SnapDealsUpdate),
         Ok(proto::ProofKind::WindowPostPartition) => Ok(ProofKind::WindowPostPartition),
         Ok(proto::ProofKind::WinningPost) => Ok(ProofKind::WinningPost),
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn kinds_and_priorities_map_both_known_and_unknown() {
-        assert_eq!(proof_kind(1).unwrap(), ProofKind::PorepSealCommit);
+        assert_eq!(proof_kind(1).unwrap(), ProofKind::PoRepSealCommit);
         assert_eq!(proof_kind(4).unwrap(), ProofKind::WinningPost);
         assert_eq!(proof_kind(100).unwrap(), ProofKind::Synthetic);
         assert!(matches!(proof_kind(0), Err(ApiError::InvalidArgument(_))));

@@ -16,7 +16,7 @@ use std::time::Duration;
 struct SlowPlanner(SyntheticPlanner);
 
 impl Planner for SlowPlanner {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         std::thread::sleep(Duration::from_millis(1500));
         self.0.plan(req)
     }

@@ -13,7 +13,7 @@ use cuzk_groth16::RecorderMode;
 
 use crate::error::EngineError;
 use crate::planner::{JobPlan, PartitionPlan, Planner, Prepared, SynthesisContext};
-use crate::request::{ProofKind, ProofRequest};
+use crate::request::ProofRequest;
 
 /// Plans Filecoin requests; parameters are read from one directory in Filecoin's layout
 /// (`v28-….params`).
@@ -70,31 +70,44 @@ impl FilecoinPlanner {
     }
 }
 
-/// The engine's request in `cuzk-filecoin`'s terms.
-pub fn to_filecoin_request(req: &ProofRequest) -> Result<cuzk_filecoin::ProofRequest, EngineError> {
-    use cuzk_filecoin::ProofKind as K;
-    let kind = match req.kind {
-        ProofKind::PorepSealCommit => K::PoRepSealCommit,
-        ProofKind::SnapDealsUpdate => K::SnapDealsUpdate,
-        ProofKind::WindowPostPartition => K::WindowPostPartition,
-        ProofKind::WinningPost => K::WinningPost,
-        other => {
-            return Err(EngineError::InvalidRequest(format!(
-                "{other} is not a Filecoin proof kind"
-            )))
-        }
-    };
-    let mut out = cuzk_filecoin::ProofRequest::new(kind, req.sector_size, req.registered_proof);
-    out.vanilla_proof = req.vanilla_proof.clone();
-    out.vanilla_proofs = req.vanilla_proofs.clone();
-    out.sector_number = req.sector_number;
-    out.miner_id = req.miner_id;
-    out.randomness = req.randomness.clone();
-    out.partition_index = req.partition_index;
-    out.comm_r_old = req.comm_r_old.clone();
-    out.comm_r_new = req.comm_r_new.clone();
-    out.comm_d_new = req.comm_d_new.clone();
-    Ok(out)
+/// The engine's request in `cuzk-filecoin`'s terms; its fields move (the payload is not
+/// copied). The request id and priority are the engine's and stay behind.
+pub fn to_filecoin_request(req: ProofRequest) -> Result<cuzk_filecoin::ProofRequest, EngineError> {
+    let ProofRequest {
+        request_id: _,
+        kind,
+        priority: _,
+        sector_size,
+        registered_proof,
+        vanilla_proof,
+        vanilla_proofs,
+        sector_number,
+        miner_id,
+        randomness,
+        partition_index,
+        comm_r_old,
+        comm_r_new,
+        comm_d_new,
+    } = req;
+    if !kind.is_filecoin() {
+        return Err(EngineError::InvalidRequest(format!(
+            "{kind} is not a Filecoin proof kind"
+        )));
+    }
+    Ok(cuzk_filecoin::ProofRequest {
+        kind,
+        sector_size,
+        registered_proof,
+        vanilla_proof,
+        vanilla_proofs,
+        sector_number,
+        miner_id,
+        randomness,
+        partition_index,
+        comm_r_old,
+        comm_r_new,
+        comm_d_new,
+    })
 }
 
 fn partition(job: PartitionJob) -> PartitionPlan {
@@ -126,7 +139,7 @@ fn partition(job: PartitionJob) -> PartitionPlan {
 }
 
 impl Planner for FilecoinPlanner {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         let fc = to_filecoin_request(req)?;
         let ProofPlan {
             jobs,
@@ -195,24 +208,25 @@ impl Planner for FilecoinPlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::ProofKind;
 
     #[test]
     fn bad_requests_are_invalid_and_circuit_ids_map_to_filecoin_names() {
         let p = FilecoinPlanner::new(PathBuf::from("/nonexistent"));
         let req = ProofRequest {
-            kind: ProofKind::PorepSealCommit,
+            kind: ProofKind::PoRepSealCommit,
             sector_size: 2048,
             registered_proof: 5,
             vanilla_proof: b"{\"SectorNum\":1".to_vec(),
             ..ProofRequest::default()
         };
-        assert!(matches!(p.plan(&req), Err(EngineError::InvalidRequest(_))));
+        assert!(matches!(p.plan(req), Err(EngineError::InvalidRequest(_))));
         let synthetic = ProofRequest {
             kind: ProofKind::Synthetic,
             ..ProofRequest::default()
         };
         assert!(matches!(
-            p.plan(&synthetic),
+            p.plan(synthetic),
             Err(EngineError::InvalidRequest(_))
         ));
         let path = p.params_path("porep-32g").unwrap();
@@ -276,7 +290,7 @@ mod tests {
             ..ProofRequest::default()
         };
         let p = FilecoinPlanner::new(dir.path().to_path_buf());
-        let mut plan = p.plan(&req).unwrap();
+        let mut plan = p.plan(req).unwrap();
         assert_eq!(plan.partitions.len(), 1);
         let part = plan.partitions.remove(0);
         assert_eq!(part.circuit_id, "winning-2k");

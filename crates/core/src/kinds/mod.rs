@@ -58,7 +58,7 @@ impl Router {
 }
 
 impl Planner for Router {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         if req.kind == ProofKind::Synthetic {
             return self.synthetic()?.plan(req);
         }
@@ -104,14 +104,11 @@ mod tests {
             other: None,
         };
         let porep = ProofRequest {
-            kind: ProofKind::PorepSealCommit,
+            kind: ProofKind::PoRepSealCommit,
             vanilla_proof: b"{}".to_vec(),
             ..Default::default()
         };
-        assert!(matches!(
-            r.plan(&porep),
-            Err(EngineError::InvalidRequest(_))
-        ));
+        assert!(matches!(r.plan(porep), Err(EngineError::InvalidRequest(_))));
         assert!(matches!(
             r.params_path("porep-32g"),
             Err(EngineError::UnknownCircuit(_))
@@ -121,7 +118,7 @@ mod tests {
             vanilla_proof: b"synthetic:constraints=64,partitions=2".to_vec(),
             ..Default::default()
         };
-        let plan = r.plan(&syn).unwrap();
+        let plan = r.plan(syn).unwrap();
         assert_eq!(plan.partitions.len(), 2);
         assert!(r.srs_size_hint(&plan.partitions[0].circuit_id).unwrap() > 0);
     }
@@ -138,7 +135,7 @@ mod tests {
             vanilla_proof: b"synthetic:constraints=64,partitions=2".to_vec(),
             ..Default::default()
         };
-        assert!(matches!(r.plan(&syn), Err(EngineError::Disabled(_))));
+        assert!(matches!(r.plan(syn), Err(EngineError::Disabled(_))));
         for id in ["synthetic:constraints=64", "sha256:blocks=1"] {
             assert!(matches!(r.load_srs(id), Err(EngineError::Disabled(_))));
             assert!(matches!(r.srs_size_hint(id), Err(EngineError::Disabled(_))));

@@ -123,7 +123,7 @@ impl SyntheticPlanner {
 }
 
 impl Planner for SyntheticPlanner {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         if req.kind != ProofKind::Synthetic {
             return Err(EngineError::InvalidRequest(format!(
                 "proof kind {} is not supported by the synthetic planner",
@@ -251,7 +251,7 @@ mod tests {
             vanilla_proof: b"synthetic:colour=blue".to_vec(),
             ..Default::default()
         };
-        assert!(matches!(p.plan(&bad), Err(EngineError::InvalidRequest(_))));
+        assert!(matches!(p.plan(bad), Err(EngineError::InvalidRequest(_))));
         assert!(matches!(
             p.params_path("porep-32g"),
             Err(EngineError::UnknownCircuit(_))
@@ -275,7 +275,7 @@ mod tests {
                 vanilla_proof: spec.as_bytes().to_vec(),
                 ..Default::default()
             };
-            match p.plan(&req) {
+            match p.plan(req) {
                 Err(EngineError::InvalidRequest(m)) => assert!(m.contains("at most"), "{m}"),
                 other => panic!("{spec}: {:?}", other.map(|j| j.partitions.len())),
             }

@@ -278,7 +278,7 @@ impl FakePlanner {
 }
 
 impl Planner for FakePlanner {
-    fn plan(&self, req: &ProofRequest) -> Result<JobPlan, EngineError> {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         if req.vanilla_proof == b"bad" {
             return Err(EngineError::InvalidRequest("bad payload".into()));
         }

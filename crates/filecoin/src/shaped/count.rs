@@ -172,6 +172,7 @@ pub fn count_partition(req: &ProofRequest, k: usize) -> Result<Counts> {
                 .pop()
                 .ok_or_else(|| no_partition(0))
         }
+        ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(req.kind.to_wire())),
     }
 }
 
@@ -432,6 +433,7 @@ pub fn partition_signatures(req: &ProofRequest) -> Result<Vec<u64>> {
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
             crate::with_tree!(size, post_signatures(req))
         }
+        ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(req.kind.to_wire())),
     }
 }
 
