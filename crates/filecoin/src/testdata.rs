@@ -538,12 +538,18 @@ pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
         seal_seconds,
         total_seconds: started.elapsed().as_secs_f64(),
     };
-    let json = serde_json::to_vec_pretty(&manifest)
+    write_manifest(dir, &manifest)?;
+    Ok(manifest)
+}
+
+/// Writes `manifest` as `dir/manifest.json`, through a temporary file and a rename, so a
+/// reader never sees half a manifest.
+pub(crate) fn write_manifest<T: Serialize>(dir: &Path, manifest: &T) -> Result<()> {
+    let json = serde_json::to_vec_pretty(manifest)
         .map_err(|e| FilecoinError::filecoin("writing the manifest", e))?;
     let tmp = dir.join(format!("{MANIFEST}.tmp"));
     fs::write(&tmp, json).map_err(|e| FilecoinError::io(&tmp, e))?;
-    fs::rename(&tmp, dir.join(MANIFEST)).map_err(|e| FilecoinError::io(dir.join(MANIFEST), e))?;
-    Ok(manifest)
+    fs::rename(&tmp, dir.join(MANIFEST)).map_err(|e| FilecoinError::io(dir.join(MANIFEST), e))
 }
 
 /// One sector's PoSt vanilla proof (bincode, as filecoin-proofs-api produces it).

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{FilecoinError, Result};
 use crate::registry::{ProofKind, SectorSize};
 use crate::request::ProofRequest;
-use crate::testdata::{Manifest, RequestSpec, SectorFacts, MANIFEST};
+use crate::testdata::{write_manifest, Manifest, RequestSpec, SectorFacts, MANIFEST};
 
 mod count;
 mod porep;
@@ -242,10 +242,6 @@ pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
             total_seconds: started.elapsed().as_secs_f64(),
         },
     };
-    let json = serde_json::to_vec_pretty(&manifest)
-        .map_err(|e| FilecoinError::filecoin("writing the manifest", e))?;
-    let tmp = dir.join(format!("{MANIFEST}.tmp"));
-    fs::write(&tmp, json).map_err(|e| FilecoinError::io(&tmp, e))?;
-    fs::rename(&tmp, dir.join(MANIFEST)).map_err(|e| FilecoinError::io(dir.join(MANIFEST), e))?;
+    write_manifest(dir, &manifest)?;
     Ok(manifest)
 }
