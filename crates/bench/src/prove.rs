@@ -85,13 +85,14 @@ fn load_params(args: &ProveOptions) -> Result<Srs> {
 pub fn run(args: &ProveOptions) -> Result<()> {
     println!("circuit: {}", args.circuit);
     let srs = load_params(args)?;
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     let prover = CpuProver::new();
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     let hint = args.circuit.approx_constraints();
     for run in 0..args.repeat.max(1) {
         let t = Instant::now();
-        let recorder = Recorder::with_hints(RecorderMode::Full, hint, srs.vk.ic.len(), srs.l.len());
+        let recorder =
+            Recorder::with_hints(RecorderMode::Full, hint, srs.vk().ic.len(), srs.l().len());
         let syn = Recorder::synthesize_into(recorder, args.circuit).step("synthesis")?;
         let t_syn = t.elapsed();
         let (n, aux, heap) = (syn.num_constraints, syn.aux.len(), syn.heap_bytes());

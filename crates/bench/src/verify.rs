@@ -56,7 +56,7 @@ fn synthetic(spec: &[u8]) -> Option<Verifier> {
             .get_or_init(|| {
                 SyntheticPlanner::default()
                     .load_srs(&id)
-                    .map(|srs| PreparedVerifyingKey::from(&srs.vk))
+                    .map(|srs| PreparedVerifyingKey::from(srs.vk()))
                     .map_err(|e| e.to_string())
             })
             .as_ref()

@@ -211,12 +211,12 @@ fn run_params(args: ParamsArgs) -> anyhow::Result<()> {
     );
     println!(
         "points: h {}, l {}, a {}, b_g1 {}, b_g2 {}, ic {}",
-        srs.h.len(),
-        srs.l.len(),
-        srs.a.len(),
-        srs.b_g1.len(),
-        srs.b_g2.len(),
-        srs.vk.ic.len()
+        srs.h().len(),
+        srs.l().len(),
+        srs.a().len(),
+        srs.b_g1().len(),
+        srs.b_g2().len(),
+        srs.vk().ic.len()
     );
     println!(
         "setup: {:.2} s (synthesize {:.2} s, evaluate {:.2} s, G1 {:.2} s, G2 {:.2} s)",
@@ -228,7 +228,7 @@ fn run_params(args: ParamsArgs) -> anyhow::Result<()> {
     );
     let started = Instant::now();
     write_params(&args.out, &srs).with_context(|| "writing parameters")?;
-    write_vk(&vk_path, &srs.vk).with_context(|| "writing verifying key")?;
+    write_vk(&vk_path, srs.vk()).with_context(|| "writing verifying key")?;
     let write = started.elapsed();
     println!(
         "wrote {} ({}) and {} ({}) in {:.2} s",

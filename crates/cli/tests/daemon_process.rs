@@ -98,7 +98,7 @@ fn verify(spec: &str, proof: &[u8]) {
     let srs = SyntheticPlanner::default()
         .load_srs(&circuit_id(&r.spec))
         .unwrap();
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     assert_eq!(proof.len(), r.partitions * PROOF_BYTES);
     for c in proof.chunks(PROOF_BYTES) {
         let p = Proof::from_bytes(c).unwrap();

@@ -76,7 +76,7 @@ impl fmt::Debug for LoadedSrs {
 impl LoadedSrs {
     /// The prepared verifying key.
     pub fn pvk(&self) -> &PreparedVk {
-        self.pvk.get_or_init(|| PreparedVk::new(&self.srs.vk))
+        self.pvk.get_or_init(|| PreparedVk::new(self.srs.vk()))
     }
 }
 

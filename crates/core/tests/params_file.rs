@@ -78,12 +78,12 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     let other =
         cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(100)).unwrap();
     let mixed = cuzk_groth16::Srs::new(
-        other.vk.clone(),
-        srs.h.clone(),
-        srs.l.clone(),
-        srs.a.clone(),
-        srs.b_g1.clone(),
-        srs.b_g2.clone(),
+        other.vk().clone(),
+        srs.h().to_vec(),
+        srs.l().to_vec(),
+        srs.a().to_vec(),
+        srs.b_g1().to_vec(),
+        srs.b_g2().to_vec(),
     );
     cuzk_groth16::params::write_params(&path, &mixed).unwrap();
     let req = ProofRequest {

@@ -130,7 +130,7 @@ async fn run() {
 
     // Every proof verifies, independently of the engine's own self-check.
     let srs = planner.load_srs(&id).unwrap();
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     let inputs = r.spec.public_inputs();
     assert_eq!(proofs.len(), JOBS);
     let mut seen = std::collections::HashSet::new();

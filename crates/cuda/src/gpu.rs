@@ -100,7 +100,7 @@ struct Domain {
 
 /// Phase 1: checks that `circuit` fits `srs`, before anything touches the device.
 fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> {
-    let n = srs.h.len() + 1;
+    let n = srs.h().len() + 1;
     if !n.is_power_of_two() || n < 2 {
         return Err(shape_err(
             "H bases + 1 (a power of two)",
@@ -124,14 +124,14 @@ fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> 
     if len > n {
         return Err(shape_err("constraints + inputs (domain size)", n, len));
     }
-    if circuit.inputs.len() != srs.vk.ic.len() {
-        return Err(shape_err("inputs", srs.vk.ic.len(), circuit.inputs.len()));
+    if circuit.inputs.len() != srs.vk().ic.len() {
+        return Err(shape_err("inputs", srs.vk().ic.len(), circuit.inputs.len()));
     }
-    if circuit.aux.len() != srs.l.len() {
-        return Err(shape_err("aux (L bases)", srs.l.len(), circuit.aux.len()));
+    if circuit.aux.len() != srs.l().len() {
+        return Err(shape_err("aux (L bases)", srs.l().len(), circuit.aux.len()));
     }
-    if srs.b_g1.len() != srs.b_g2.len() {
-        return Err(shape_err("B G2 bases", srs.b_g1.len(), srs.b_g2.len()));
+    if srs.b_g1().len() != srs.b_g2().len() {
+        return Err(shape_err("B G2 bases", srs.b_g1().len(), srs.b_g2().len()));
     }
     Ok(Domain { n, len })
 }
@@ -155,22 +155,22 @@ fn plan_host(srs: &Srs, circuit: &Synthesized) -> Result<HostPlan, ProveError> {
         &circuit.b_input_density,
         &circuit.b_aux_density,
     )?;
-    if plan.a.nbases != srs.a.len() {
-        return Err(shape_err("A bases", srs.a.len(), plan.a.nbases));
+    if plan.a.nbases != srs.a().len() {
+        return Err(shape_err("A bases", srs.a().len(), plan.a.nbases));
     }
-    if plan.b.nbases != srs.b_g1.len() {
-        return Err(shape_err("B G1 bases", srs.b_g1.len(), plan.b.nbases));
+    if plan.b.nbases != srs.b_g1().len() {
+        return Err(shape_err("B G1 bases", srs.b_g1().len(), plan.b.nbases));
     }
-    let small_l: G1Projective = host_small(&mut plan.l, &srs.l);
-    let small_a: G1Projective = host_small(&mut plan.a, &srs.a);
+    let small_l: G1Projective = host_small(&mut plan.l, srs.l());
+    let small_a: G1Projective = host_small(&mut plan.a, srs.a());
     let (small_b1, small_b2) = if plan.b.idx.len() < SMALL_MSM {
         let mut b2 = plan::QueryPlan {
             idx: plan.b.idx.clone(),
             scalars: plan.b.scalars.clone(),
             ..Default::default()
         };
-        let b2: G2Projective = host_small(&mut b2, &srs.b_g2);
-        (host_small::<G1Projective, _>(&mut plan.b, &srs.b_g1), b2)
+        let b2: G2Projective = host_small(&mut b2, srs.b_g2());
+        (host_small::<G1Projective, _>(&mut plan.b, srs.b_g1()), b2)
     } else {
         (G1Projective::identity(), G2Projective::identity())
     };
@@ -273,7 +273,7 @@ impl CudaProver {
     /// copies in use), else streaming from host memory.
     fn tier(&self, srs: &Srs, need_worker: u64) -> Tier {
         let mem = &self.dev.mem;
-        let res = match mem.place_srs(srs.id, srs_bytes(srs), need_worker) {
+        let res = match mem.place_srs(srs.id(), srs_bytes(srs), need_worker) {
             Placement::Ready(tier) => return tier,
             Placement::Upload(res) => res,
         };
@@ -281,7 +281,7 @@ impl CudaProver {
         let gpu = lock(&self.dev.gpu_lock);
         let upload = vram::upload_srs(self.dev.ordinal, srs);
         drop(gpu);
-        mem.uploaded(self.dev.ordinal, srs.id, res, upload)
+        mem.uploaded(self.dev.ordinal, srs.id(), res, upload)
     }
 
     /// Phase 3: the SRS tier (resident, uploading it on first use, or streamed from host
@@ -301,7 +301,7 @@ impl CudaProver {
         };
         let (need, keep_srs) = match &host {
             Some(_) => (worker_sizes(n, plan, Some(chunk)), None),
-            None => (need_resident, Some(srs.id)),
+            None => (need_resident, Some(srs.id())),
         };
         SrsSource {
             tier,

@@ -20,11 +20,11 @@ struct HostPins {
 impl HostPins {
     fn sections(srs: &Srs) -> [(*const u8, usize); 5] {
         [
-            (srs.h.as_ptr().cast(), srs.h.len() * 96),
-            (srs.l.as_ptr().cast(), srs.l.len() * 96),
-            (srs.a.as_ptr().cast(), srs.a.len() * 96),
-            (srs.b_g1.as_ptr().cast(), srs.b_g1.len() * 96),
-            (srs.b_g2.as_ptr().cast(), srs.b_g2.len() * 192),
+            (srs.h().as_ptr().cast(), srs.h().len() * 96),
+            (srs.l().as_ptr().cast(), srs.l().len() * 96),
+            (srs.a().as_ptr().cast(), srs.a().len() * 96),
+            (srs.b_g1().as_ptr().cast(), srs.b_g1().len() * 96),
+            (srs.b_g2().as_ptr().cast(), srs.b_g2().len() * 192),
         ]
     }
 
@@ -89,7 +89,7 @@ impl Drop for HostPins {
 pub(crate) fn host_srs(ordinal: usize, srs: &Srs, page_lock: bool) -> ffi::CHostSrs {
     let pinned = if page_lock {
         let cache = srs
-            .backend_cache
+            .backend_cache()
             .get_or_init(|| Box::new(HostPins::register(ordinal, srs)));
         cache
             .downcast_ref::<HostPins>()
@@ -98,16 +98,16 @@ pub(crate) fn host_srs(ordinal: usize, srs: &Srs, page_lock: bool) -> ffi::CHost
         0
     };
     ffi::CHostSrs {
-        h: srs.h.as_ptr().cast(),
-        nh: srs.h.len(),
-        l: srs.l.as_ptr().cast(),
-        nl: srs.l.len(),
-        a: srs.a.as_ptr().cast(),
-        na: srs.a.len(),
-        b_g1: srs.b_g1.as_ptr().cast(),
-        nb1: srs.b_g1.len(),
-        b_g2: srs.b_g2.as_ptr().cast(),
-        nb2: srs.b_g2.len(),
+        h: srs.h().as_ptr().cast(),
+        nh: srs.h().len(),
+        l: srs.l().as_ptr().cast(),
+        nl: srs.l().len(),
+        a: srs.a().as_ptr().cast(),
+        na: srs.a().len(),
+        b_g1: srs.b_g1().as_ptr().cast(),
+        nb1: srs.b_g1().len(),
+        b_g2: srs.b_g2().as_ptr().cast(),
+        nb2: srs.b_g2().len(),
         pinned,
     }
 }

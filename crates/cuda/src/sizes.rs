@@ -98,11 +98,16 @@ pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Optio
 
 /// Device bytes of a resident copy of `srs`.
 pub(crate) fn srs_bytes(srs: &Srs) -> u64 {
-    [srs.h.len(), srs.l.len(), srs.a.len(), srs.b_g1.len()]
-        .iter()
-        .map(|&n| r4k(96 * n as u64))
-        .sum::<u64>()
-        + r4k(192 * srs.b_g2.len() as u64)
+    [
+        srs.h().len(),
+        srs.l().len(),
+        srs.a().len(),
+        srs.b_g1().len(),
+    ]
+    .iter()
+    .map(|&n| r4k(96 * n as u64))
+    .sum::<u64>()
+        + r4k(192 * srs.b_g2().len() as u64)
 }
 
 /// Chunk size in bases: the option rounded up to a multiple of 1024 (batch-addition blocks).

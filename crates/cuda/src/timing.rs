@@ -200,7 +200,7 @@ pub fn porep_like_partition(shape: &PartitionShape, seed: u64) -> Synthesized {
 
 /// Whether `srs` looks like one made by [`timing_only_srs`] (γ = δ = the G2 generator).
 pub fn is_timing_only(srs: &Srs) -> bool {
-    srs.vk.gamma_g2 == G2Affine::generator() && srs.vk.delta_g2 == G2Affine::generator()
+    srs.vk().gamma_g2 == G2Affine::generator() && srs.vk().delta_g2 == G2Affine::generator()
 }
 
 /// Suggested file name for TIMING-ONLY parameters; it says so.
@@ -217,21 +217,21 @@ mod tests {
         let shape = PartitionShape::porep_like(8);
         let srs = timing_only_srs(&shape);
         let p = porep_like_partition(&shape, 1);
-        assert_eq!(srs.h.len() + 1, 1 << 8);
-        assert_eq!(srs.l.len(), p.aux.len());
-        assert_eq!(srs.a.len(), p.inputs.len() + popcount(&p.a_aux_density));
+        assert_eq!(srs.h().len() + 1, 1 << 8);
+        assert_eq!(srs.l().len(), p.aux.len());
+        assert_eq!(srs.a().len(), p.inputs.len() + popcount(&p.a_aux_density));
         assert_eq!(
-            srs.b_g1.len(),
+            srs.b_g1().len(),
             popcount(&p.b_input_density) + popcount(&p.b_aux_density)
         );
-        assert_eq!(srs.b_g2.len(), srs.b_g1.len());
+        assert_eq!(srs.b_g2().len(), srs.b_g1().len());
         assert_eq!(p.a.len(), 1 << 8);
         // successive multiples of the generator, in the subgroup
         assert_eq!(
-            G1Projective::from(srs.h[2]),
+            G1Projective::from(srs.h()[2]),
             G1Projective::generator() * Scalar::from(3u64)
         );
-        assert!(bool::from(srs.b_g2[5].is_on_curve()));
+        assert!(bool::from(srs.b_g2()[5].is_on_curve()));
         assert!(is_timing_only(&srs));
         let bools = p
             .aux

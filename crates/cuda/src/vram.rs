@@ -74,16 +74,16 @@ pub(crate) fn upload_srs(ordinal: usize, srs: &Srs) -> Result<*mut ffi::SrsHandl
     let err = unsafe {
         ffi::cuzk_srs_create(
             ordinal as i32,
-            srs.h.as_ptr().cast(),
-            srs.h.len(),
-            srs.l.as_ptr().cast(),
-            srs.l.len(),
-            srs.a.as_ptr().cast(),
-            srs.a.len(),
-            srs.b_g1.as_ptr().cast(),
-            srs.b_g1.len(),
-            srs.b_g2.as_ptr().cast(),
-            srs.b_g2.len(),
+            srs.h().as_ptr().cast(),
+            srs.h().len(),
+            srs.l().as_ptr().cast(),
+            srs.l().len(),
+            srs.a().as_ptr().cast(),
+            srs.a().len(),
+            srs.b_g1().as_ptr().cast(),
+            srs.b_g1().len(),
+            srs.b_g2().as_ptr().cast(),
+            srs.b_g2().len(),
             &mut handle,
         )
     };

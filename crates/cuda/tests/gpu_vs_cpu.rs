@@ -88,7 +88,7 @@ fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, see
         cpu.to_bytes(),
         "GPU and CPU proofs differ for {spec:?}"
     );
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     assert!(
         verify_proof(&pvk, &g, &public).expect("verify"),
         "GPU proof does not verify: {spec:?}"
@@ -123,7 +123,7 @@ fn gpu_proof_bytes_equal_cpu_and_verify() {
                 "2^{log_n}: cpu+gpu+verify {:.1} s",
                 t.elapsed().as_secs_f64()
             );
-            gpu.evict(srs.id);
+            gpu.evict(srs.id());
         }
     }
 }
@@ -136,7 +136,7 @@ fn two_workers_twenty_partitions_equal_cpu() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let base = spec(14, 1.0, 0.25, 0.92, 1);
     let srs = Arc::new(generate_params(base.circuit(), &mut rng).expect("setup"));
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     let jobs: Vec<(SyntheticSpec, Scalar, Scalar)> = (0..20)
         .map(|i| {
             // same structure (seed), different witness values are not expressible in the
@@ -239,7 +239,7 @@ fn streamed_srs_bytes_equal_cpu_and_verify() {
             let st = gpu.vram_status();
             assert_eq!(st.resident_srs, 0, "a streamed SRS must not be resident");
             assert!(
-                srs.backend_cache.get().is_some(),
+                srs.backend_cache().get().is_some(),
                 "the SRS's host memory registration lives in its backend cache"
             );
             let worker = st.reserved;
@@ -327,7 +327,7 @@ fn two_workers_wait_for_vram_within_a_budget() {
         "a second context does not fit: {st:?}"
     );
     assert!(st.waits > waits0, "a worker should have waited: {st:?}");
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     let c = synth(&sp);
     let public: Vec<Scalar> = c.inputs[1..].to_vec();
     for (r, s, p) in proofs.into_inner().unwrap() {

@@ -237,7 +237,7 @@ pub fn write_filecoin_params(
     let files = id.param_files()?;
     cuzk_groth16::params::write_params(&files.params_path(dir), srs)
         .map_err(cuzk_groth16::Error::from)?;
-    cuzk_groth16::params::write_vk(&files.vk_path(dir), &srs.vk)
+    cuzk_groth16::params::write_vk(&files.vk_path(dir), srs.vk())
         .map_err(cuzk_groth16::Error::from)?;
     // filecoin-proofs' `CacheEntryMetadata`.
     let meta = format!("{{\"sector_size\":{}}}", id.size.bytes());

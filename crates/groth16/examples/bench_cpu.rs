@@ -56,7 +56,7 @@ fn fail(msg: String) -> ! {
 }
 
 fn to_bp(srs: &Srs) -> bp::Parameters<Bls12> {
-    let v = &srs.vk;
+    let v = srs.vk();
     bp::Parameters {
         vk: bp::VerifyingKey {
             alpha_g1: v.alpha_g1,
@@ -67,11 +67,11 @@ fn to_bp(srs: &Srs) -> bp::Parameters<Bls12> {
             delta_g2: v.delta_g2,
             ic: v.ic.clone(),
         },
-        h: Arc::new(srs.h.clone()),
-        l: Arc::new(srs.l.clone()),
-        a: Arc::new(srs.a.clone()),
-        b_g1: Arc::new(srs.b_g1.clone()),
-        b_g2: Arc::new(srs.b_g2.clone()),
+        h: Arc::new(srs.h().to_vec()),
+        l: Arc::new(srs.l().to_vec()),
+        a: Arc::new(srs.a().to_vec()),
+        b_g1: Arc::new(srs.b_g1().to_vec()),
+        b_g2: Arc::new(srs.b_g2().to_vec()),
     }
 }
 

@@ -65,27 +65,24 @@ pub struct VerifyingKey {
 }
 
 /// Groth16 proving parameters for one circuit shape.
+///
+/// The fields are private: [`Srs::id`] is a key prover backends trust for device-resident
+/// copies, and backends page-lock the vectors by address, so nothing may swap or resize a
+/// vector behind them. Build one with [`Srs::new`], which assigns a fresh id.
 #[derive(Debug)]
 pub struct Srs {
     /// State a prover backend attaches to these parameters, at most once (e.g. the CUDA
     /// backend's page-locked registration of the vectors below). Declared before the vectors
     /// on purpose: fields drop in declaration order, so whatever is cached here (and refers
     /// to the vectors' memory) is dropped while the vectors are still alive.
-    pub backend_cache: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
-    /// The verifying key.
-    pub vk: VerifyingKey,
-    /// τ^i·Z(τ)/δ for i in 0..domain-1.
-    pub h: Vec<G1Affine>,
-    /// (β·u_i + α·v_i + w_i)/δ for each aux variable.
-    pub l: Vec<G1Affine>,
-    /// u_i(τ) for every input, then for the aux variables in the A density.
-    pub a: Vec<G1Affine>,
-    /// v_i(τ) in G1 for inputs and aux variables in the B density.
-    pub b_g1: Vec<G1Affine>,
-    /// v_i(τ) in G2 for inputs and aux variables in the B density.
-    pub b_g2: Vec<G2Affine>,
-    /// Process-unique identity, so backends can key device-resident copies on it.
-    pub id: u64,
+    backend_cache: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    vk: VerifyingKey,
+    h: Vec<G1Affine>,
+    l: Vec<G1Affine>,
+    a: Vec<G1Affine>,
+    b_g1: Vec<G1Affine>,
+    b_g2: Vec<G2Affine>,
+    id: u64,
 }
 
 static NEXT_SRS_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -111,6 +108,47 @@ impl Srs {
             b_g2,
             id,
         }
+    }
+
+    /// Process-unique identity, so backends can key device-resident copies on it.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The verifying key.
+    pub fn vk(&self) -> &VerifyingKey {
+        &self.vk
+    }
+
+    /// τ^i·Z(τ)/δ for i in 0..domain-1.
+    pub fn h(&self) -> &[G1Affine] {
+        &self.h
+    }
+
+    /// (β·u_i + α·v_i + w_i)/δ for each aux variable.
+    pub fn l(&self) -> &[G1Affine] {
+        &self.l
+    }
+
+    /// u_i(τ) for every input, then for the aux variables in the A density.
+    pub fn a(&self) -> &[G1Affine] {
+        &self.a
+    }
+
+    /// v_i(τ) in G1 for inputs and aux variables in the B density.
+    pub fn b_g1(&self) -> &[G1Affine] {
+        &self.b_g1
+    }
+
+    /// v_i(τ) in G2 for inputs and aux variables in the B density.
+    pub fn b_g2(&self) -> &[G2Affine] {
+        &self.b_g2
+    }
+
+    /// State a prover backend attaches to these parameters, at most once. It is dropped
+    /// before the vectors it may refer to.
+    pub fn backend_cache(&self) -> &std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>> {
+        &self.backend_cache
     }
 
     /// Bytes of point data held in memory.

@@ -266,9 +266,9 @@ fn check_shape(srs: &Srs, c: &Synthesized) -> Result<(), ProveError> {
     if !c.has_evaluations() {
         return Err(ProveError::MissingEvaluations);
     }
-    mismatch("inputs (vk.ic)", srs.vk.ic.len(), c.inputs.len())?;
-    mismatch("h bases", srs.h.len(), c.domain_size() - 1)?;
-    mismatch("l bases (aux)", srs.l.len(), c.aux.len())?;
+    mismatch("inputs (vk.ic)", srs.vk().ic.len(), c.inputs.len())?;
+    mismatch("h bases", srs.h().len(), c.domain_size() - 1)?;
+    mismatch("l bases (aux)", srs.l().len(), c.aux.len())?;
     mismatch("a_aux_density length", c.aux.len(), c.a_aux_density.len())?;
     mismatch("b_aux_density length", c.aux.len(), c.b_aux_density.len())?;
     mismatch(
@@ -278,12 +278,12 @@ fn check_shape(srs: &Srs, c: &Synthesized) -> Result<(), ProveError> {
     )?;
     mismatch(
         "a bases",
-        srs.a.len(),
+        srs.a().len(),
         c.inputs.len() + c.a_aux_density.count_ones(),
     )?;
     let b = c.b_input_density.count_ones() + c.b_aux_density.count_ones();
-    mismatch("b_g1 bases", srs.b_g1.len(), b)?;
-    mismatch("b_g2 bases", srs.b_g2.len(), b)?;
+    mismatch("b_g1 bases", srs.b_g1().len(), b)?;
+    mismatch("b_g2 bases", srs.b_g2().len(), b)?;
     Ok(())
 }
 
@@ -296,7 +296,7 @@ fn b_g2_msm(
 ) -> Result<G2Projective, ProveError> {
     let bi = b_input_density.count_ones();
     let total = bi + b_aux_density.count_ones();
-    mismatch("b_g2 bases", srs.b_g2.len(), total)?;
+    mismatch("b_g2 bases", srs.b_g2().len(), total)?;
     mismatch(
         "b_input_density length",
         inputs.len(),
@@ -304,9 +304,9 @@ fn b_g2_msm(
     )?;
     mismatch("b_aux_density length", aux.len(), b_aux_density.len())?;
     let _span = tracing::info_span!("msm_b_g2").entered();
-    let mut acc = msm::<G2>(&srs.b_g2[..bi], inputs, Some(b_input_density))
+    let mut acc = msm::<G2>(&srs.b_g2()[..bi], inputs, Some(b_input_density))
         .map_err(msm_err("b_g2 bases (inputs)"))?;
-    acc += msm::<G2>(&srs.b_g2[bi..], aux, Some(b_aux_density))
+    acc += msm::<G2>(&srs.b_g2()[bi..], aux, Some(b_aux_density))
         .map_err(msm_err("b_g2 bases (aux)"))?;
     Ok(acc)
 }
@@ -352,7 +352,7 @@ impl CpuProver {
                 _ => ProveError::ShapeMismatch {
                     what: "domain size (2-adicity)",
                     expected: 1 << 32,
-                    got: srs.h.len() + 1,
+                    got: srs.h().len() + 1,
                 },
             })?
         };
@@ -362,14 +362,14 @@ impl CpuProver {
         let mut h_l = {
             let _span = tracing::info_span!("msm_h", n = h.len()).entered();
             // Consumes h, the last piece of a/b/c (h lived in a's buffer).
-            msm_full::<G1>(&srs.h, h).map_err(msm_err("h bases"))?
+            msm_full::<G1>(srs.h(), h).map_err(msm_err("h bases"))?
         };
         t.msm_h = now.elapsed();
 
         let now = Instant::now();
         {
             let _span = tracing::info_span!("msm_l", n = aux.len()).entered();
-            h_l += msm::<G1>(&srs.l, &aux, None).map_err(msm_err("l bases"))?;
+            h_l += msm::<G1>(srs.l(), &aux, None).map_err(msm_err("l bases"))?;
         }
         t.msm_l = now.elapsed();
 
@@ -378,8 +378,8 @@ impl CpuProver {
         let a_g1 = {
             let _span = tracing::info_span!("msm_a").entered();
             let mut acc =
-                msm::<G1>(&srs.a[..ni], &inputs, None).map_err(msm_err("a bases (inputs)"))?;
-            acc += msm::<G1>(&srs.a[ni..], &aux, Some(&a_aux_density))
+                msm::<G1>(&srs.a()[..ni], &inputs, None).map_err(msm_err("a bases (inputs)"))?;
+            acc += msm::<G1>(&srs.a()[ni..], &aux, Some(&a_aux_density))
                 .map_err(msm_err("a bases (aux)"))?;
             acc
         };
@@ -390,9 +390,9 @@ impl CpuProver {
         let bi = b_input_density.count_ones();
         let b_g1 = {
             let _span = tracing::info_span!("msm_b_g1").entered();
-            let mut acc = msm::<G1>(&srs.b_g1[..bi], &inputs, Some(&b_input_density))
+            let mut acc = msm::<G1>(&srs.b_g1()[..bi], &inputs, Some(&b_input_density))
                 .map_err(msm_err("b_g1 bases (inputs)"))?;
-            acc += msm::<G1>(&srs.b_g1[bi..], &aux, Some(&b_aux_density))
+            acc += msm::<G1>(&srs.b_g1()[bi..], &aux, Some(&b_aux_density))
                 .map_err(msm_err("b_g1 bases (aux)"))?;
             acc
         };
@@ -485,7 +485,7 @@ fn assemble(
     b_g2: G2Projective,
     h_l: G1Projective,
 ) -> Result<Proof, ProveError> {
-    let vk = &srs.vk;
+    let vk = srs.vk();
     if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
         return Err(ProveError::ShapeMismatch {
             what: "delta is the identity",

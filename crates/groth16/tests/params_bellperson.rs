@@ -85,14 +85,14 @@ fn file_written_by_us_is_read_by_bellperson() {
     }
 
     let vk_path = dir.path().join("ours.vk");
-    write_vk(&vk_path, &ours.vk).unwrap();
+    write_vk(&vk_path, ours.vk()).unwrap();
     let vk_bytes = std::fs::read(&vk_path).unwrap();
     let theirs = BpVk::<Bls12>::read(&vk_bytes[..]).unwrap();
-    assert_eq!(vk_from_bellperson(&theirs), ours.vk);
+    assert_eq!(vk_from_bellperson(&theirs), *ours.vk());
     // And our reader round-trips our writer.
     let (back, _) = read_params(&path, &ReadOptions::default()).unwrap();
     assert_same_points(&back, &ours);
-    assert_eq!(read_vk(&vk_path).unwrap(), ours.vk);
+    assert_eq!(read_vk(&vk_path).unwrap(), *ours.vk());
     // No temporary file is left behind.
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()

@@ -31,12 +31,12 @@ struct Layout {
 
 fn layout(srs: &Srs) -> Layout {
     let ic = VK_FIXED;
-    let h = ic + 4 + srs.vk.ic.len() * G1;
-    let l = h + 4 + srs.h.len() * G1;
-    let a = l + 4 + srs.l.len() * G1;
-    let b_g1 = a + 4 + srs.a.len() * G1;
-    let b_g2 = b_g1 + 4 + srs.b_g1.len() * G1;
-    let end = b_g2 + 4 + srs.b_g2.len() * G2;
+    let h = ic + 4 + srs.vk().ic.len() * G1;
+    let l = h + 4 + srs.h().len() * G1;
+    let a = l + 4 + srs.l().len() * G1;
+    let b_g1 = a + 4 + srs.a().len() * G1;
+    let b_g2 = b_g1 + 4 + srs.b_g1().len() * G1;
+    let end = b_g2 + 4 + srs.b_g2().len() * G2;
     Layout {
         ic,
         h,
@@ -178,8 +178,13 @@ fn truncated_files_name_the_section_and_offset() {
         (G1 * 2 + 10, "vk.beta_g2", G1 * 2, G2),
         (lay.ic + 2, "vk.ic", lay.ic, 4),
         (lay.l + 3, "l", lay.l, 4),
-        (lay.b_g2 + 4 + 1, "b_g2", lay.b_g2 + 4, srs.b_g2.len() * G2),
-        (len - 1, "b_g2", lay.b_g2 + 4, srs.b_g2.len() * G2),
+        (
+            lay.b_g2 + 4 + 1,
+            "b_g2",
+            lay.b_g2 + 4,
+            srs.b_g2().len() * G2,
+        ),
+        (len - 1, "b_g2", lay.b_g2 + 4, srs.b_g2().len() * G2),
     ];
     for (cut, section, offset, needed) in cases {
         match read(&bytes[..cut]) {
@@ -212,7 +217,7 @@ fn huge_or_impossible_counts_are_bad_counts() {
     ));
     // `h` must hold domain - 1 points.
     let mut bad = bytes.clone();
-    let h = (srs.h.len() - 1) as u32;
+    let h = (srs.h().len() - 1) as u32;
     bad[lay.h..lay.h + 4].copy_from_slice(&h.to_be_bytes());
     assert!(matches!(
         read(&bad),
@@ -242,7 +247,7 @@ fn trailing_bytes_are_an_error() {
         Err(ParamsError::TrailingBytes { offset, extra: 5 }) if offset == len
     ));
     let mut vk = Vec::new();
-    write_vk_to(&mut vk, &srs.vk).unwrap();
+    write_vk_to(&mut vk, srs.vk()).unwrap();
     let vk_len = vk.len() as u64;
     vk.push(0);
     assert!(matches!(

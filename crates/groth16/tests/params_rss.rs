@@ -67,7 +67,7 @@ fn measure_loads(path: &std::path::Path, expected_points: Option<(usize, usize, 
         let delta = peak.saturating_sub(before);
         if let Some(expected) = expected_points {
             assert_eq!(
-                (loaded.h.len(), loaded.l.len(), loaded.b_g2.len()),
+                (loaded.h().len(), loaded.l().len(), loaded.b_g2().len()),
                 expected
             );
         }
@@ -138,7 +138,7 @@ fn load_peak_rss_stays_well_below_twice_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.params");
     write_params(&path, &srs).unwrap();
-    let expected_points = (srs.h.len(), srs.l.len(), srs.b_g2.len());
+    let expected_points = (srs.h().len(), srs.l().len(), srs.b_g2().len());
     drop(srs);
     measure_loads(&path, Some(expected_points));
 }

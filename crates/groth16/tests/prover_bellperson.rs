@@ -38,7 +38,7 @@ fn to_srs(p: &bp::Parameters<Bls12>) -> Srs {
 }
 
 fn to_bp(srs: &Srs) -> bp::Parameters<Bls12> {
-    let v = &srs.vk;
+    let v = srs.vk();
     bp::Parameters {
         vk: bp::VerifyingKey {
             alpha_g1: v.alpha_g1,
@@ -49,11 +49,11 @@ fn to_bp(srs: &Srs) -> bp::Parameters<Bls12> {
             delta_g2: v.delta_g2,
             ic: v.ic.clone(),
         },
-        h: Arc::new(srs.h.clone()),
-        l: Arc::new(srs.l.clone()),
-        a: Arc::new(srs.a.clone()),
-        b_g1: Arc::new(srs.b_g1.clone()),
-        b_g2: Arc::new(srs.b_g2.clone()),
+        h: Arc::new(srs.h().to_vec()),
+        l: Arc::new(srs.l().to_vec()),
+        a: Arc::new(srs.a().to_vec()),
+        b_g1: Arc::new(srs.b_g1().to_vec()),
+        b_g2: Arc::new(srs.b_g2().to_vec()),
     }
 }
 
@@ -114,7 +114,7 @@ fn matches_bellperson_on_all_shapes() {
         assert!(bp::verify_proof(&bp_pvk, &to_bp_proof(&split), &inputs).expect("bp verify"));
         let theirs = bp::create_random_proof(circuit, &params, &mut rng).expect("bp prove");
         let theirs = Proof::from_bytes(&bp_bytes(&theirs)).expect("decode");
-        let pvk = PreparedVerifyingKey::from(&srs.vk);
+        let pvk = PreparedVerifyingKey::from(srs.vk());
         assert!(
             verify_proof(&pvk, &theirs, &inputs).expect("verify"),
             "{spec}"
@@ -154,7 +154,7 @@ fn flipped_bits_fail() {
         )
         .expect("prove");
     let inputs = CircuitSpec::Synthetic(spec).public_inputs();
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     assert!(verify_proof(&pvk, &proof, &inputs).expect("verify"));
     let bytes = proof.to_bytes();
     let mut rejected = 0;
@@ -194,7 +194,7 @@ fn our_setup_works_with_both_provers() {
         let theirs = bp::create_proof(circuit, &params, r, s).expect("bellperson prove");
         assert_eq!(ours.to_bytes().to_vec(), bp_bytes(&theirs), "{spec}");
         let inputs = CircuitSpec::Synthetic(spec).public_inputs();
-        let pvk = PreparedVerifyingKey::from(&srs.vk);
+        let pvk = PreparedVerifyingKey::from(srs.vk());
         assert!(verify_proof(&pvk, &ours, &inputs).expect("verify"));
         let bp_pvk = bp::prepare_verifying_key(&params.vk);
         assert!(bp::verify_proof(&bp_pvk, &theirs, &inputs).expect("bp verify"));
@@ -208,7 +208,7 @@ fn batch_verification() {
         .parse()
         .expect("spec");
     let srs = generate_params(base.circuit(), &mut rng).expect("setup");
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     let prover = CpuProver::new();
     // Same shape, different witnesses (seeds change values; structure must match the SRS,
     // so use the same seed but different blinding).
@@ -302,7 +302,7 @@ fn sha256_gadget_circuit_proves() {
     assert!(syn.is_satisfied());
     let (r, s) = random_blinding(&mut rng);
     let proof = CpuProver::new().prove(&srs, syn, r, s).expect("prove");
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     assert!(verify_proof(&pvk, &proof, &spec.public_inputs()).expect("verify"));
     // A real gadget (namespaces, booleans, packed inputs): same bytes as bellperson.
     let theirs = bp::create_proof(spec, &to_bp(&srs), r, s).expect("bellperson prove");

@@ -90,12 +90,12 @@ fn query_lengths_match_bellperson_generator() {
         let mut rng = ChaCha8Rng::seed_from_u64(400 + k as u64);
         let (ours, got_shape, _) = generate_params_timed(circuit.clone(), &mut rng).unwrap();
         let theirs = generate_random_parameters::<Bls12, _, _>(circuit, &mut rng).unwrap();
-        assert_eq!(ours.vk.ic.len(), theirs.vk.ic.len(), "{name}: ic");
-        assert_eq!(ours.h.len(), theirs.h.len(), "{name}: h");
-        assert_eq!(ours.l.len(), theirs.l.len(), "{name}: l");
-        assert_eq!(ours.a.len(), theirs.a.len(), "{name}: a");
-        assert_eq!(ours.b_g1.len(), theirs.b_g1.len(), "{name}: b_g1");
-        assert_eq!(ours.b_g2.len(), theirs.b_g2.len(), "{name}: b_g2");
+        assert_eq!(ours.vk().ic.len(), theirs.vk.ic.len(), "{name}: ic");
+        assert_eq!(ours.h().len(), theirs.h.len(), "{name}: h");
+        assert_eq!(ours.l().len(), theirs.l.len(), "{name}: l");
+        assert_eq!(ours.a().len(), theirs.a.len(), "{name}: a");
+        assert_eq!(ours.b_g1().len(), theirs.b_g1.len(), "{name}: b_g1");
+        assert_eq!(ours.b_g2().len(), theirs.b_g2.len(), "{name}: b_g2");
         assert_eq!(got_shape.inputs, shape.inputs, "{name}");
         assert_eq!(got_shape.aux, shape.aux, "{name}");
         assert_eq!(got_shape.constraints, shape.constraints, "{name}");

@@ -25,12 +25,12 @@ fn setup_time_porep_shaped() {
     println!("{shape:?}");
     println!(
         "points: h {} l {} a {} b_g1 {} b_g2 {} ic {}",
-        srs.h.len(),
-        srs.l.len(),
-        srs.a.len(),
-        srs.b_g1.len(),
-        srs.b_g2.len(),
-        srs.vk.ic.len()
+        srs.h().len(),
+        srs.l().len(),
+        srs.a().len(),
+        srs.b_g1().len(),
+        srs.b_g2().len(),
+        srs.vk().ic.len()
     );
     println!("{t:?}");
     if let Ok(out) = std::env::var("SETUP_OUT") {

@@ -158,12 +158,12 @@ impl Circuit<Scalar> for SquareChain {
 /// Our parameters as bellperson's, in memory.
 pub fn to_bellperson(srs: &Srs) -> bellperson::groth16::Parameters<Bls12> {
     bellperson::groth16::Parameters {
-        vk: vk_to_bellperson(&srs.vk),
-        h: Arc::new(srs.h.clone()),
-        l: Arc::new(srs.l.clone()),
-        a: Arc::new(srs.a.clone()),
-        b_g1: Arc::new(srs.b_g1.clone()),
-        b_g2: Arc::new(srs.b_g2.clone()),
+        vk: vk_to_bellperson(srs.vk()),
+        h: Arc::new(srs.h().to_vec()),
+        l: Arc::new(srs.l().to_vec()),
+        a: Arc::new(srs.a().to_vec()),
+        b_g1: Arc::new(srs.b_g1().to_vec()),
+        b_g2: Arc::new(srs.b_g2().to_vec()),
     }
 }
 
@@ -207,10 +207,10 @@ pub fn vk_from_bellperson(vk: &bellperson::groth16::VerifyingKey<Bls12>) -> Veri
 
 /// Asserts two parameter sets hold the same points.
 pub fn assert_same_points(a: &Srs, b: &Srs) {
-    assert_eq!(a.vk, b.vk, "vk");
-    assert_eq!(a.h, b.h, "h");
-    assert_eq!(a.l, b.l, "l");
-    assert_eq!(a.a, b.a, "a");
-    assert_eq!(a.b_g1, b.b_g1, "b_g1");
-    assert_eq!(a.b_g2, b.b_g2, "b_g2");
+    assert_eq!(a.vk(), b.vk(), "vk");
+    assert_eq!(a.h(), b.h(), "h");
+    assert_eq!(a.l(), b.l(), "l");
+    assert_eq!(a.a(), b.a(), "a");
+    assert_eq!(a.b_g1(), b.b_g1(), "b_g1");
+    assert_eq!(a.b_g2(), b.b_g2(), "b_g2");
 }

@@ -122,7 +122,7 @@ pub fn verify_synthetic(spec: &str, proof: &[u8]) -> Result<(), String> {
     let srs = SyntheticPlanner::default()
         .load_srs(&circuit_id(&r.spec))
         .map_err(|e| e.to_string())?;
-    let pvk = PreparedVerifyingKey::from(&srs.vk);
+    let pvk = PreparedVerifyingKey::from(srs.vk());
     let inputs = r.spec.public_inputs();
     if proof.len() != r.partitions * PROOF_BYTES {
         return Err(format!("proof is {} bytes", proof.len()));
