@@ -4,6 +4,7 @@
 //! WindowPoSt partition other than the first, the circuit's verifying key).
 use std::collections::{BTreeMap, BTreeSet};
 
+use blstrs::Scalar as Fr;
 use filecoin_hashers::Hasher;
 use filecoin_proofs::{
     as_safe_commitment, commitment_from_fr, parameters::window_post_public_params,
@@ -12,6 +13,7 @@ use filecoin_proofs::{
     PublicReplicaInfo, VanillaProof,
 };
 use filecoin_proofs_api::RegisteredPoStProof;
+use sha2::{Digest, Sha256};
 use storage_proofs_core::compound_proof::CompoundProof;
 use storage_proofs_core::sector::SectorId;
 use storage_proofs_post::fallback::{
@@ -127,16 +129,68 @@ fn comm_r_bytes<Tree: 'static + MerkleTreeTrait>(p: &FallbackPoStSectorProof<Tre
 
 fn build<Tree: 'static + MerkleTreeTrait>(
     shared: &Shared<Tree>,
-    circuit_partition: usize,
 ) -> Result<FallbackPoStCircuit<Tree>> {
+    // `pub_in` holds only this partition's sectors, so they are chunk 0 whatever the
+    // partition's place in the deadline (the circuit itself does not depend on it: the
+    // place only enters the challenges, which are public inputs).
     <Compound<Tree> as CompoundProof<Scheme<Tree>, FallbackPoStCircuit<Tree>>>::circuit(
         &shared.pub_in,
         Default::default(),
         &shared.partition_proof,
         &shared.pp,
-        Some(circuit_partition),
+        Some(0),
     )
     .map_err(|e| FilecoinError::filecoin("building the PoSt circuit", e))
+}
+
+/// The public inputs of partition `k` of a PoSt, from that partition's own sectors
+/// (`pub_in.sectors`, at most `pp.sector_count` of them).
+///
+/// filecoin-proofs' `FallbackPoStCompound::generate_public_inputs` takes the sectors of the
+/// whole deadline and picks chunk `k`; the earlier chunks only shift each sector's index to
+/// `k * sector_count + i`, which (before API 1.2) selects its challenges. Padding a request
+/// with `k * sector_count` placeholder sectors to call it costs ~270 MiB at partition 2999
+/// outside any budget, so this computes the same values from the partition's sectors: per
+/// sector its `comm_r`, then one challenged leaf per challenge, and a short last partition
+/// repeats its last sector's inputs up to `sector_count`. The test below checks it against
+/// the library on padded inputs.
+fn partition_public_inputs<Tree: 'static + MerkleTreeTrait>(
+    pub_in: &fallback::PublicInputs<Domain<Tree>>,
+    pp: &fallback::PublicParams,
+    k: usize,
+) -> Result<Vec<Fr>> {
+    let sectors = &pub_in.sectors;
+    if sectors.is_empty() || sectors.len() > pp.sector_count {
+        return Err(FilecoinError::WrongCount {
+            field: "vanilla_proofs".into(),
+            expected: format!("1 to {} (sectors per partition)", pp.sector_count),
+            got: sectors.len(),
+        });
+    }
+    let per_sector = 1 + pp.challenge_count;
+    let mut inputs = Vec::with_capacity(pp.sector_count * per_sector);
+    for (i, sector) in sectors.iter().enumerate() {
+        inputs.push(sector.comm_r.into());
+        let mut seed = Sha256::new();
+        seed.update(AsRef::<[u8]>::as_ref(&pub_in.randomness));
+        seed.update(u64::from(sector.id).to_le_bytes());
+        let sector_index = k * pp.sector_count + i;
+        for n in 0..pp.challenge_count {
+            let challenge =
+                fallback::get_challenge_index(pp.api_version, sector_index, pp.challenge_count, n);
+            let leaf = fallback::generate_leaf_challenge_inner::<Domain<Tree>>(
+                seed.clone(),
+                pp,
+                challenge,
+            );
+            inputs.push(Fr::from(leaf));
+        }
+    }
+    let last = inputs[inputs.len() - per_sector..].to_vec();
+    for _ in sectors.len()..pp.sector_count {
+        inputs.extend_from_slice(&last);
+    }
+    Ok(inputs)
 }
 
 /// Builds the single job of a PoSt plan.
@@ -146,20 +200,15 @@ fn job<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     shared: Shared<Tree>,
 ) -> Result<PartitionJob<S::Work>> {
     let estimate = MemoryEstimate::for_circuit(circuit_id);
-    let public_inputs = <Compound<Tree> as CompoundProof<
-        Scheme<Tree>,
-        FallbackPoStCircuit<Tree>,
-    >>::generate_public_inputs(
-        &shared.pub_in, &shared.pp, Some(circuit_partition)
-    )
-    .map_err(|e| FilecoinError::filecoin("PoSt public inputs", e))?;
+    let public_inputs =
+        partition_public_inputs::<Tree>(&shared.pub_in, &shared.pp, circuit_partition)?;
     Ok(PartitionJob {
         circuit_id,
         partition: 0,
         circuit_partition,
         public_inputs,
         estimate,
-        synthesize: S::work(0, estimate, move || build(&shared, circuit_partition)),
+        synthesize: S::work(0, estimate, move || build(&shared)),
     })
 }
 
@@ -313,23 +362,17 @@ fn plan_window_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     let single = fallback::PublicInputs {
         randomness,
         prover_id,
-        sectors: sectors.clone(),
+        sectors,
         k: Some(k),
     };
     let partition_proof = single_partition_vanilla_proofs(&config, &pp, &single, &vanilla)
         .map_err(|e| FilecoinError::filecoin("vanilla_proofs (WindowPoSt)", e))?;
-    // The circuit and its public inputs index sectors by their position in the whole
-    // deadline (`k * sectors_per_partition + i`); the earlier partitions' sectors only fill
-    // positions, so any placeholder does.
-    let mut padded = Vec::with_capacity(k * per_partition + sectors.len());
-    for _ in 0..k * per_partition {
-        padded.push(sectors[0].clone());
-    }
-    padded.extend(sectors.iter().cloned());
+    let sectors = single.sectors;
+    // Only this partition's sectors: `partition_public_inputs` places them at `k`.
     let pub_in = fallback::PublicInputs {
         randomness,
         prover_id,
-        sectors: padded,
+        sectors,
         k: None,
     };
     let circuit_id = CircuitId::new(
@@ -399,4 +442,71 @@ fn plan_window_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
         verifier,
         finisher: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use filecoin_proofs::SectorShape2KiB;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use storage_proofs_core::api_version::ApiVersion;
+
+    type Tree = SectorShape2KiB;
+
+    /// Our partition-local public inputs equal the library's on a deadline padded with the
+    /// earlier partitions' sectors, for full and short partitions at several places.
+    #[test]
+    fn partition_public_inputs_match_the_library_on_a_padded_deadline() {
+        let post = RegisteredPoStProof::StackedDrgWindow2KiBV1_2;
+        let config = post.as_v1_config();
+        let pp = window_post_public_params::<Tree>(&config).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let sector = |rng: &mut ChaCha8Rng| PublicSector::<Domain<Tree>> {
+            id: SectorId::from(rng.gen::<u64>()),
+            comm_r: Fr::from(rng.gen::<u64>()).into(),
+        };
+        let randomness: Domain<Tree> = Fr::from(rng.gen::<u64>()).into();
+        let prover_id: Domain<Tree> = Fr::from(rng.gen::<u64>()).into();
+        for api in [ApiVersion::V1_1_0, ApiVersion::V1_2_0] {
+            let pp = fallback::PublicParams {
+                api_version: api,
+                ..pp.clone()
+            };
+            for k in [0usize, 1, 3] {
+                for own in 1..=pp.sector_count {
+                    let mine: Vec<_> = (0..own).map(|_| sector(&mut rng)).collect();
+                    let mut deadline: Vec<_> =
+                        (0..k * pp.sector_count).map(|_| sector(&mut rng)).collect();
+                    deadline.extend(mine.iter().cloned());
+                    let library = <Compound<Tree> as CompoundProof<
+                        Scheme<Tree>,
+                        FallbackPoStCircuit<Tree>,
+                    >>::generate_public_inputs(
+                        &fallback::PublicInputs {
+                            randomness,
+                            prover_id,
+                            sectors: deadline,
+                            k: None,
+                        },
+                        &pp,
+                        Some(k),
+                    )
+                    .unwrap();
+                    let ours = partition_public_inputs::<Tree>(
+                        &fallback::PublicInputs {
+                            randomness,
+                            prover_id,
+                            sectors: mine,
+                            k: None,
+                        },
+                        &pp,
+                        k,
+                    )
+                    .unwrap();
+                    assert_eq!(ours, library, "api {api:?}, partition {k}, {own} sectors");
+                }
+            }
+        }
+    }
 }
