@@ -12,6 +12,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)
+        // prost with a count check before decoding and INVALID_ARGUMENT for bad bytes.
+        .codec_path("crate::codec::CheckedCodec")
         .compile_protos(&["proto/cuzk/v1/cuzk.proto"], &["proto"])?;
     Ok(())
 }

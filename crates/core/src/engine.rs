@@ -8,7 +8,7 @@ use crate::budget::MemoryBudget;
 use crate::config::Config;
 use crate::error::EngineError;
 use crate::estimate::WorkingSetEstimate;
-use crate::jobs::{NewJob, Registered, RequestHead};
+use crate::jobs::{NewJob, Registered, RequestHead, RequestPermit};
 use crate::metrics::{MemorySample, PartitionTimeline};
 use crate::pipeline::{self, Shared};
 use crate::planner::{JobPlan, Planner};
@@ -178,6 +178,13 @@ impl Engine {
         };
         self.shared.finish_job(&job, JobState::Cancelled);
         Ok(was_running)
+    }
+
+    /// An empty permit on the request buffer (`memory.request_buffer`). The server grows it
+    /// by each frame of a message as it arrives ([`RequestPermit::try_grow`]), so messages
+    /// still on the wire count against the same slice as queued jobs' payloads.
+    pub fn request_permit(&self) -> RequestPermit {
+        self.shared.jobs.request_permit()
     }
 
     /// The engine's state.

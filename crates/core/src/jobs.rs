@@ -68,12 +68,29 @@ impl RequestPool {
     }
 }
 
-/// One job's payload bytes within the request buffer; dropping it gives them back.
-pub(crate) struct RequestPermit {
+/// Bytes within the request buffer, held by a job for its payload or by the server for a
+/// message it is still receiving; dropping it gives them back.
+pub struct RequestPermit {
     /// The pool the bytes came from.
     pool: Arc<RequestPool>,
     /// The job's payload bytes.
     bytes: u64,
+}
+
+impl RequestPermit {
+    /// Takes `bytes` more of the request buffer, or says (RESOURCE_EXHAUSTED's
+    /// [`EngineError::QueueFull`]) how much is in use of how much.
+    pub fn try_grow(&mut self, bytes: u64) -> Result<(), EngineError> {
+        let more = self.pool.try_take(bytes)?;
+        self.bytes += more.bytes;
+        std::mem::forget(more);
+        Ok(())
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
 }
 
 impl Drop for RequestPermit {
@@ -442,7 +459,16 @@ impl Registry {
         }
     }
 
-    /// Payload bytes unfinished jobs hold of the request buffer.
+    /// An empty permit on the request buffer, to grow as a message arrives.
+    pub(crate) fn request_permit(&self) -> RequestPermit {
+        RequestPermit {
+            pool: self.requests.clone(),
+            bytes: 0,
+        }
+    }
+
+    /// Bytes the request buffer's permits hold (unfinished jobs' payloads, messages being
+    /// received).
     pub(crate) fn request_bytes_in_use(&self) -> u64 {
         self.requests.in_use.load(Ordering::Relaxed)
     }

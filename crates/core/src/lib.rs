@@ -41,6 +41,7 @@ pub use config::Config;
 pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
 pub use estimate::WorkingSetEstimate;
+pub use jobs::RequestPermit;
 pub use metrics::{
     current_rss_bytes, peak_rss_bytes, MemorySample, PartitionTimeline, Stage, StageGauges,
 };

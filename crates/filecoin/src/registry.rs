@@ -57,6 +57,21 @@ impl ProofKind {
         }
     }
 
+    /// The most `vanilla_proofs` entries a request of this kind can carry, whatever its
+    /// sector size: SnapDeals one per update partition (16 at 32 and 64 GiB), WindowPoSt one
+    /// per sector of the partition (2349 at 32 GiB), WinningPoSt its one sector; PoRep and
+    /// synthetic requests travel in `vanilla_proof` and take none. The server checks counts
+    /// against this before it decodes a message (each entry costs far more decoded than on
+    /// the wire); the planner then checks the exact count for the sector size.
+    pub fn max_vanilla_proofs(self) -> usize {
+        match self {
+            ProofKind::PoRepSealCommit | ProofKind::Synthetic => 0,
+            ProofKind::SnapDealsUpdate => 16,
+            ProofKind::WindowPostPartition => 2349,
+            ProofKind::WinningPost => 1,
+        }
+    }
+
     /// The protocol's name (`POREP_SEAL_COMMIT`, ..., `SYNTHETIC`), as status, metrics and
     /// logs print it ([`fmt::Display`] writes it too).
     pub fn name(self) -> &'static str {
@@ -451,6 +466,34 @@ impl FromStr for CircuitId {
 
 #[cfg(test)]
 mod tests {
+    /// The front door's limits agree with filecoin-proofs' own tables for every size.
+    #[test]
+    fn max_vanilla_proofs_matches_the_library_tables() {
+        let window = filecoin_proofs::constants::WINDOW_POST_SECTOR_COUNT
+            .read()
+            .unwrap();
+        let winning = filecoin_proofs::constants::WINNING_POST_SECTOR_COUNT;
+        let mut snap = 0;
+        for size in [
+            SectorSize::S2KiB,
+            SectorSize::S8MiB,
+            SectorSize::S512MiB,
+            SectorSize::S32GiB,
+            SectorSize::S64GiB,
+        ] {
+            let bytes = size.bytes();
+            snap = snap.max(storage_proofs_update::constants::partition_count(
+                (bytes / 32) as usize,
+            ));
+        }
+        assert_eq!(ProofKind::SnapDealsUpdate.max_vanilla_proofs(), snap);
+        assert_eq!(
+            ProofKind::WindowPostPartition.max_vanilla_proofs(),
+            *window.values().max().unwrap()
+        );
+        assert_eq!(ProofKind::WinningPost.max_vanilla_proofs(), winning);
+    }
+
     use super::*;
 
     #[test]

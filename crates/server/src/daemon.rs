@@ -95,9 +95,11 @@ impl Daemon {
         };
         let router = tonic::transport::Server::builder()
             .tcp_nodelay(true)
+            .max_concurrent_streams(opts.max_streams_per_connection)
             .layer(tower::util::MapResponseLayer::new(
                 crate::error::oversize_is_resource_exhausted::<tonic::body::Body>,
             ))
+            .layer(crate::intake::IntakeLayer::new(engine.clone()))
             .add_service(InterceptedService::new(svc, check));
         let grpc = match bound {
             Bound::Tcp(l) => tokio::spawn(async move {

@@ -12,9 +12,11 @@
 mod auth;
 mod authority;
 pub mod client;
+mod codec;
 mod convert;
 mod daemon;
 mod error;
+mod intake;
 pub mod listen;
 mod metrics_http;
 mod options;

@@ -12,6 +12,8 @@ use std::time::Duration;
 pub const DEFAULT_ADDR: &str = "unix:///run/cuzk/cuzk.sock";
 /// The path of [`DEFAULT_ADDR`].
 const DEFAULT_SOCKET: &str = "/run/cuzk/cuzk.sock";
+/// [`ServeOptions::max_streams_per_connection`]'s default.
+const DEFAULT_MAX_STREAMS: u32 = 1024;
 
 /// Where and how to serve.
 #[derive(Debug, Clone)]
@@ -31,6 +33,10 @@ pub struct ServeOptions {
     /// Whether PreloadSRS and EvictSRS are served (default true); when false they answer
     /// PERMISSION_DENIED.
     pub admin_rpcs: bool,
+    /// Concurrent gRPC streams one HTTP/2 connection may open (the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS); clients queue the rest. Default 1024: grpc-go (and so
+    /// Curio) multiplexes every call, long AwaitProof waits included, on one connection.
+    pub max_streams_per_connection: u32,
 }
 
 impl ServeOptions {
@@ -44,6 +50,7 @@ impl ServeOptions {
             drain_timeout: Duration::from_secs(300),
             auth_token: None,
             admin_rpcs: true,
+            max_streams_per_connection: DEFAULT_MAX_STREAMS,
         }
     }
 }
@@ -58,13 +65,15 @@ struct RawServer {
     max_message_size: Option<String>,
     auth_token_file: Option<String>,
     admin_rpcs: Option<bool>,
+    max_streams_per_connection: Option<u32>,
 }
 
 impl ServeOptions {
     /// The options of a `[server]` table (`listen = "unix:///path.sock"` or `"host:port"`,
     /// default [`DEFAULT_ADDR`]; `metrics_listen = "host:port"`, off when unset or empty;
     /// `drain_timeout = "5m"`; `max_message_size = "256MiB"`; `auth_token_file = "/path"`, read
-    /// here, see [`AuthToken::from_file`]; `admin_rpcs = true`). Unknown keys are errors.
+    /// here, see [`AuthToken::from_file`]; `admin_rpcs = true`; `max_streams_per_connection =
+    /// 1024`). Unknown keys are errors.
     pub fn from_toml(table: toml::Value) -> Result<ServeOptions, ServerError> {
         let raw: RawServer = table.try_into().map_err(ServerError::ConfigTable)?;
         let mut serve = ServeOptions::default();
@@ -92,6 +101,15 @@ impl ServeOptions {
         }
         if let Some(on) = raw.admin_rpcs {
             serve.admin_rpcs = on;
+        }
+        if let Some(n) = raw.max_streams_per_connection {
+            if n == 0 {
+                return Err(ServerError::ConfigValue {
+                    field: "max_streams_per_connection",
+                    reason: "0 would refuse every call; write at least 1".into(),
+                });
+            }
+            serve.max_streams_per_connection = n;
         }
         Ok(serve)
     }

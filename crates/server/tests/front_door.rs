@@ -113,3 +113,126 @@ async fn overlong_ids_are_refused_and_never_echoed_whole() {
     assert!(e.message().len() < 1024, "{} bytes", e.message().len());
     d.stop().await;
 }
+
+/// Issue 15 item 2: 3 million empty `vanilla_proofs` entries (6 MB on the wire, 72 MB once
+/// prost had made a `Vec` of each) are refused from the raw bytes, before decoding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vanilla_proof_floods_are_refused_before_decoding() {
+    use cuzk_server::proto::ProofKind;
+    let d = common::start(Transport::Unix, |_, _| {}).await;
+    let mut c = d.client.clone();
+    let flood = cuzk_server::proto::SubmitProofRequest {
+        request_id: "flood".into(),
+        proof_kind: ProofKind::WinningPost as i32,
+        vanilla_proofs: vec![Vec::new(); 3_000_000],
+        ..Default::default()
+    };
+    let e = c.submit_proof(flood).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e}");
+    assert!(
+        e.message().contains("refused before decoding"),
+        "{}",
+        e.message()
+    );
+    assert!(e.message().contains("at most 1"), "{}", e.message());
+    // Bytes that are not a message at all: INVALID_ARGUMENT (prost's codec says INTERNAL).
+    let raw = synthetic("synthetic:constraints=256", "cut");
+    let wire = prost::Message::encode_to_vec(&raw);
+    let e = raw_unary(&d.addr, "SubmitProof", &wire[..wire.len() - 3]).await;
+    assert_eq!(e, tonic::Code::InvalidArgument);
+    d.stop().await;
+}
+
+/// Sends `body` as the one message of a unary call and returns the grpc-status it gets.
+async fn raw_unary(addr: &str, method: &str, body: &[u8]) -> tonic::Code {
+    let path = addr.strip_prefix("unix://").expect("a unix address");
+    let io = tokio::net::UnixStream::connect(path)
+        .await
+        .expect("connect");
+    let (mut send, conn) = h2::client::handshake(io).await.expect("h2 handshake");
+    tokio::spawn(conn);
+    let req = http::Request::post(format!("http://localhost/cuzk.v1.ProvingEngine/{method}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (resp, mut stream) = send.send_request(req, false).expect("send");
+    let mut framed = vec![0u8];
+    framed.extend((body.len() as u32).to_be_bytes());
+    framed.extend_from_slice(body);
+    stream.send_data(framed.into(), true).expect("body");
+    let resp = resp.await.expect("response");
+    let status = |h: &http::HeaderMap| {
+        h.get("grpc-status")
+            .map(|v| tonic::Code::from_bytes(v.as_bytes()))
+    };
+    if let Some(code) = status(resp.headers()) {
+        return code;
+    }
+    let mut body = resp.into_body();
+    while body.data().await.is_some() {}
+    let trailers = body.trailers().await.expect("trailers").expect("some");
+    status(&trailers).expect("grpc-status")
+}
+
+/// Issue 15 item 2: a message on the wire counts against the request buffer before it is
+/// decoded, and the bytes come back once it has been.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_count_against_the_request_buffer_while_they_arrive() {
+    let d = common::start(Transport::Unix, |c, _| c.request_buffer_bytes = 1 << 20).await;
+    let mut c = d.client.clone();
+    // 700 KB fits the 1 MiB buffer as a payload, but not twice over while it is received.
+    let mut big = synthetic("synthetic:constraints=256", "big");
+    big.vanilla_proof.resize(700_000, b' ');
+    let e = c.submit_proof(big).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
+    assert!(e.message().contains("request buffer"), "{}", e.message());
+    assert!(e.message().len() < 1024);
+    // 200 KB (the spec, padded with spaces the parser trims) is received and proved.
+    let mut small = synthetic("synthetic:constraints=256", "small");
+    small.vanilla_proof.resize(200_000, b' ');
+    let job = c
+        .submit_proof(small)
+        .await
+        .expect("200 KB passes")
+        .into_inner()
+        .job_id;
+    let done = c
+        .await_proof(AwaitProofRequest {
+            job_id: job,
+            timeout_ms: 60_000,
+        })
+        .await
+        .expect("await")
+        .into_inner();
+    assert_eq!(done.status, common::completed(), "{}", done.error_message);
+    assert!(
+        common::eventually(Duration::from_secs(5), || async {
+            d.engine().status().request_bytes_in_use == 0
+        })
+        .await,
+        "the received messages' bytes were not given back"
+    );
+    d.stop().await;
+}
+
+/// Issue 15 item 2: the server advertises its per-connection stream bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_per_connection_are_bounded() {
+    let d = common::start(Transport::Unix, |_, s| s.max_streams_per_connection = 3).await;
+    let path = d.addr.strip_prefix("unix://").unwrap().to_string();
+    let io = tokio::net::UnixStream::connect(path).await.unwrap();
+    let (send, conn) = h2::client::handshake(io).await.unwrap();
+    tokio::spawn(conn);
+    let mut send = send.ready().await.unwrap();
+    let req = http::Request::post("http://localhost/cuzk.v1.ProvingEngine/GetStatus")
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (resp, mut stream) = send.send_request(req, false).unwrap();
+    stream.send_data(vec![0u8; 5].into(), true).unwrap();
+    resp.await.unwrap();
+    assert_eq!(send.current_max_send_streams(), 3);
+    d.stop().await;
+}
