@@ -30,6 +30,7 @@ mod params;
 mod pipeline;
 mod planner;
 mod prometheus;
+mod reaper;
 mod request;
 mod reuse;
 mod srs;

@@ -73,27 +73,34 @@ impl BufferPool {
     /// Frees the oldest sets until `shortfall` bytes are given back or none is left. Returns
     /// the bytes freed.
     pub(crate) fn reclaim(&self, shortfall: u64) -> u64 {
-        let freed: Vec<Kept> = {
-            let mut kept = self.kept.lock();
-            let mut out = Vec::new();
-            let mut bytes = 0;
-            while bytes < shortfall {
-                let Some(k) = kept.pop_front() else { break };
-                bytes += k.reservation.bytes();
-                out.push(k);
-            }
-            out
-        };
+        let freed = self.oldest(shortfall);
         let bytes = freed.iter().map(|k| k.reservation.bytes()).sum();
         if bytes > 0 {
-            tracing::debug!(bytes, sets = freed.len(), "freed kept partition buffers");
+            tracing::debug!(bytes, sets = freed.len(), "freeing kept partition buffers");
         }
+        // Off the runtime (a waiter asking for memory runs this); each set's buffers go
+        // before its reservation, so the waiter is granted the bytes once they are free.
+        crate::reaper::free(freed);
         bytes
     }
 
-    /// Frees everything (shutdown).
+    /// The oldest sets, until they cover `shortfall` bytes.
+    fn oldest(&self, shortfall: u64) -> Vec<Kept> {
+        let mut kept = self.kept.lock();
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        while bytes < shortfall {
+            let Some(k) = kept.pop_front() else { break };
+            bytes += k.reservation.bytes();
+            out.push(k);
+        }
+        out
+    }
+
+    /// Frees everything, here and now (shutdown).
     pub(crate) fn clear(&self) -> u64 {
-        self.reclaim(u64::MAX)
+        let freed = self.oldest(u64::MAX);
+        freed.iter().map(|k| k.reservation.bytes()).sum()
     }
 
     /// Sets kept and the bytes reserved for them.

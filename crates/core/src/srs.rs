@@ -327,7 +327,8 @@ impl SrsCache {
                 None
             }
         };
-        drop(evicted);
+        // Its last user let go of an SRS marked for eviction: freed off the runtime.
+        crate::reaper::free(evicted);
         // Memory may be short and this entry just became evictable.
         let shortfall = self.inner.budget.shortfall();
         if shortfall > 0 {
@@ -347,7 +348,18 @@ impl SrsCache {
     /// Evicts idle entries, least recently used first, until `shortfall` bytes are freed or
     /// none is idle. Returns the bytes freed.
     pub fn reclaim(&self, shortfall: u64) -> u64 {
-        let evicted: Vec<Entry> = {
+        let evicted = self.take_idle(shortfall);
+        let bytes = evicted.iter().map(|e| e.reservation.bytes()).sum();
+        // A waiter asking for memory runs this, on the runtime: the points are freed on
+        // `cuzk-free`, each entry's before its reservation (see `crate::reaper`).
+        crate::reaper::free(evicted);
+        bytes
+    }
+
+    /// Takes idle entries out of the cache, least recently used first, until they cover
+    /// `shortfall` bytes.
+    fn take_idle(&self, shortfall: u64) -> Vec<Entry> {
+        {
             let mut st = self.inner.state.lock();
             let mut idle: Vec<(Instant, String)> = st
                 .hot
@@ -369,9 +381,7 @@ impl SrsCache {
                 }
             }
             out
-        };
-        // Dropped outside the cache lock: the reservations' drop serves budget waiters.
-        evicted.iter().map(|e| e.reservation.bytes()).sum()
+        }
     }
 
     /// Explicit eviction. Returns (was_loaded, freed_bytes); an entry in use is marked to be
@@ -394,7 +404,8 @@ impl SrsCache {
 
     /// Evicts every idle entry (shutdown). Returns bytes freed.
     pub fn evict_all_idle(&self) -> u64 {
-        self.reclaim(u64::MAX)
+        let evicted = self.take_idle(u64::MAX);
+        evicted.iter().map(|e| e.reservation.bytes()).sum()
     }
 
     /// Notes a circuit id as known (cold) for status, e.g. from the preload list.

@@ -224,7 +224,12 @@ impl ProvingEngine for ProvingService {
     ) -> Result<Response<EvictSrsResponse>, Status> {
         self.admin_allowed("EvictSRS")?;
         let id = crate::convert::circuit_id(&request.get_ref().circuit_id)?;
-        let out = self.engine.evict_srs(&id).map_err(ApiError::from)?;
+        // Freeing tens of GiB of points takes seconds: not on a runtime worker.
+        let engine = self.engine.clone();
+        let out = tokio::task::spawn_blocking(move || engine.evict_srs(&id))
+            .await
+            .map_err(|e| Status::internal(format!("EvictSRS task: {e}")))?
+            .map_err(ApiError::from)?;
         Ok(Response::new(EvictSrsResponse {
             was_loaded: out.was_loaded,
             freed_bytes: out.freed_bytes,

@@ -12,15 +12,16 @@ pub(crate) async fn finalize(sh: &Shared, p: Partition<Started>) -> Option<Parti
     let Ok(permit) = sh.finalize_permits.clone().acquire_owned().await else {
         return None;
     };
+    if p.job.cancelled() {
+        // Dropped with its work: the pending proof is freed off the runtime.
+        return None;
+    }
     let (mut p, work) = p.take_work();
     let Started {
         pending,
         backend,
         held,
     } = work;
-    if p.job.cancelled() {
-        return None;
-    }
     let Held {
         srs,
         reservation,

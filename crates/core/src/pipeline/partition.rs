@@ -10,6 +10,7 @@ use crate::budget::Reservation;
 use crate::jobs::Job;
 use crate::metrics::{Metrics, PartitionTimeline, Stage, TimelineRow};
 use crate::planner::{PartitionPlan, SynthesizeFn};
+use crate::reaper::OffRuntime;
 use crate::srs::SrsHandle;
 use cuzk_groth16::{Pending, ProverBackend, Scalar, Synthesized};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +19,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 
 /// One partition of a job, on its way through the pipeline.
-pub(crate) struct Partition<W> {
+pub(crate) struct Partition<W: Send + 'static> {
     /// Its job.
     pub(crate) job: Arc<Job>,
     /// Position of its proof in the job's output.
@@ -29,8 +30,10 @@ pub(crate) struct Partition<W> {
     pub(crate) public_inputs: Vec<Scalar>,
     /// Its stage gauge and timeline row.
     pub(crate) tracker: Tracker,
-    /// What the stage it is in works on.
-    pub(crate) work: W,
+    /// What the stage it is in works on. A partition dropped with its work (cancelled,
+    /// failed, refused by a closed queue) frees it off the runtime: it can be a whole
+    /// witness and a/b/c, and its reservation after them (see `crate::reaper`).
+    work: OffRuntime<W>,
 }
 
 /// Queued: the plan's synthesis, not started.
@@ -92,7 +95,7 @@ pub(crate) struct Proved {
     pub(crate) flight: Flight,
 }
 
-impl<W> Partition<W> {
+impl<W: Send + 'static> Partition<W> {
     /// Takes the stage's work out; [`Partition::with_work`] puts the next stage's in.
     pub(crate) fn take_work(self) -> (Partition<()>, W) {
         let Partition {
@@ -109,22 +112,30 @@ impl<W> Partition<W> {
             circuit_id,
             public_inputs,
             tracker,
-            work: (),
+            work: OffRuntime::new(()),
         };
-        (rest, work)
+        (rest, work.into_inner())
     }
 }
 
 impl Partition<()> {
     /// The partition, now carrying `work`.
-    pub(crate) fn with_work<V>(self, work: V) -> Partition<V> {
+    pub(crate) fn with_work<V: Send + 'static>(self, work: V) -> Partition<V> {
+        let Partition {
+            job,
+            index,
+            circuit_id,
+            public_inputs,
+            tracker,
+            work: _,
+        } = self;
         Partition {
-            job: self.job,
-            index: self.index,
-            circuit_id: self.circuit_id,
-            public_inputs: self.public_inputs,
-            tracker: self.tracker,
-            work,
+            job,
+            index,
+            circuit_id,
+            public_inputs,
+            tracker,
+            work: OffRuntime::new(work),
         }
     }
 }
@@ -152,10 +163,10 @@ impl Partition<Planned> {
             circuit_id: plan.circuit_id,
             public_inputs: plan.public_inputs,
             tracker,
-            work: Planned {
+            work: OffRuntime::new(Planned {
                 shape_hint: plan.shape_hint,
                 synthesize: plan.synthesize,
-            },
+            }),
         }
     }
 }

@@ -42,11 +42,12 @@ pub(crate) async fn prove(
     // The interlock (if taken) is held with a partition in hand from here to the end of
     // `start`: the device's busy time as the engine sees it.
     let held_since = Instant::now();
-    let (mut p, Circuit { circuit, held }) = p.take_work();
-    p.tracker.stamp(|r, t| r.sent = Some(t));
     if p.job.cancelled() {
+        // Dropped with its work: the witness and a/b/c are freed off the runtime.
         return None;
     }
+    let (mut p, Circuit { circuit, held }) = p.take_work();
+    p.tracker.stamp(|r, t| r.sent = Some(t));
     let device = &sh.devices[dev];
     p.tracker.to(Stage::Proving);
     let dev_name = device.name.clone();

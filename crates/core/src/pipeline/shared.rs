@@ -380,7 +380,7 @@ impl Shared {
     }
 }
 
-impl<W> Partition<W> {
+impl<W: Send + 'static> Partition<W> {
     /// The failure path of every stage: marks the partition failed and fails its job with
     /// `partition I (CIRCUIT): WHAT: ERR`. Returns `None`, for the stage to return.
     pub(crate) fn fail<T>(self, sh: &Shared, what: &str, err: impl Display) -> Option<T> {

@@ -48,6 +48,8 @@ async fn synthesize(
         Err(e) => return p.fail(sh, "synthesis task", e),
     };
     if p.job.cancelled() {
+        // The circuit before its reservation, off the runtime.
+        crate::reaper::free((circuit, held));
         return None;
     }
     // Calibrate on the first sample, then hold what the prover will need.
