@@ -11,6 +11,7 @@
 //! synthesis_concurrency = 8 # default: CPU count
 //! prover_workers_per_device = 2
 //! prover_interlock = true
+//! quarantine_after = 3      # device errors in a row before a device is benched
 //! channel_capacity = 2      # default: prover_workers_per_device
 //! reuse_buffers = 4         # finished partitions' buffers kept for the next synthesis
 //! finalizers = 2
@@ -60,6 +61,12 @@ pub struct Config {
     /// a backend that locks the device itself around its kernels (its host-side preparation
     /// inside `start` then overlaps the other partition's kernels). Default true.
     pub prover_interlock: bool,
+    /// Device errors in a row (failed `start` or `finish`, a panicking backend; not
+    /// self-check failures) after which a device is quarantined: it takes no more work while
+    /// another device is healthy, and GetStatus and `/healthz` say so. A partition that meets
+    /// a device error is synthesized again and retried once, on another device when there is
+    /// one. Default 3.
+    pub quarantine_after: u32,
     /// Synthesized partitions below HIGH priority that may wait for a prover at once (the
     /// provers' queue; HIGH and CRITICAL ones always enter it, ahead of the rest). A
     /// synthesis worker keeps its permit and reservation until the queue accepts its
@@ -277,6 +284,7 @@ struct RawPipeline {
     synthesis_concurrency: Option<usize>,
     prover_workers_per_device: Option<usize>,
     prover_interlock: Option<bool>,
+    quarantine_after: Option<u32>,
     channel_capacity: Option<usize>,
     reuse_buffers: Option<usize>,
     finalizers: Option<usize>,
@@ -336,6 +344,7 @@ impl Config {
             synthesis_concurrency: m.cpus,
             prover_workers_per_device: 2,
             prover_interlock: true,
+            quarantine_after: 3,
             channel_capacity: 2,
             reuse_buffers: 4,
             finalizers: 2,
@@ -379,6 +388,9 @@ impl Config {
         }
         if let Some(v) = p.prover_interlock {
             c.prover_interlock = v;
+        }
+        if let Some(v) = p.quarantine_after {
+            c.quarantine_after = v;
         }
         if let Some(v) = p.channel_capacity {
             c.channel_capacity = v;
@@ -451,6 +463,9 @@ impl Config {
         }
         if self.channel_capacity == 0 {
             return bad("pipeline.channel_capacity must be >= 1");
+        }
+        if self.quarantine_after == 0 {
+            return bad("pipeline.quarantine_after must be >= 1");
         }
         if self.finalizers == 0 {
             return bad("pipeline.finalizers must be >= 1");

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Synthesizes one partition: runs on a CPU pool thread, allocates the working set (or
-/// reuses [`SynthesisContext::reuse`]).
-pub type SynthesizeFn = Box<dyn FnOnce(SynthesisContext) -> Result<Synthesized, String> + Send>;
+/// reuses [`SynthesisContext::reuse`]). It may run again: a partition whose prover failed is
+/// synthesized anew for its one retry (on another device when there is one).
+pub type SynthesizeFn = Arc<dyn Fn(SynthesisContext) -> Result<Synthesized, String> + Send + Sync>;
 
 /// Data a planner derives once per circuit id (e.g. pre-compiled constraint matrices). It is
 /// made right after the SRS loads, lives exactly as long as the loaded SRS, and its bytes are

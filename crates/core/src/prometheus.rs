@@ -168,6 +168,34 @@ pub(crate) fn render(s: &EngineStatus) -> String {
             .collect::<Vec<_>>(),
     );
     metric(
+        "cuzk_device_errors_total",
+        "counter",
+        "Device errors (failed start or finish, a panicking backend) per device.",
+        &s.devices
+            .iter()
+            .map(|d| {
+                (
+                    format!("device=\"{}\",index=\"{}\"", d.name, d.index),
+                    d.errors,
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
+        "cuzk_device_quarantined",
+        "gauge",
+        "1 where a device is quarantined after repeated errors (pipeline.quarantine_after).",
+        &s.devices
+            .iter()
+            .map(|d| {
+                (
+                    format!("device=\"{}\",index=\"{}\"", d.name, d.index),
+                    u64::from(d.quarantined),
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
         "cuzk_device_start_milliseconds_total",
         "counter",
         "Time each backend's workers spent in `start`, summed over workers (overlapping \

@@ -117,6 +117,10 @@ pub struct DeviceStatus {
     pub partitions: u64,
     /// The device's memory as (total, free) bytes, if the backend has a device.
     pub memory: Option<(u64, u64)>,
+    /// Device errors since the engine started (see `Config::quarantine_after`).
+    pub errors: u64,
+    /// Whether it is quarantined after repeated errors.
+    pub quarantined: bool,
 }
 
 /// The engine's state at a glance.
@@ -208,6 +212,8 @@ impl EngineStatus {
                         start_time: Duration::from_nanos(d.start_ns.load(Ordering::Relaxed)),
                         partitions: d.partitions.load(Ordering::Relaxed),
                         memory: d.backend.device_memory(),
+                        errors: d.errors.load(Ordering::Relaxed),
+                        quarantined: d.quarantined.load(Ordering::Relaxed),
                     }
                 })
                 .collect(),

@@ -33,7 +33,8 @@ impl Planner for Tricky {
             b"fail" => {
                 let mut plan = self.0.plan(req)?;
                 for p in &mut plan.partitions {
-                    p.synthesize = Box::new(|_| Err("synthesis failed on purpose".into()));
+                    p.synthesize =
+                        std::sync::Arc::new(|_| Err("synthesis failed on purpose".into()));
                 }
                 Ok(plan)
             }
@@ -254,4 +255,147 @@ async fn critical_and_high_wait_at_most_one_and_two_prover_times_under_load() {
         e.cancel(&id).unwrap();
     }
     e.shutdown(Duration::from_secs(10)).await;
+}
+
+/// A backend that fails `start` with a device error: always, or only its first `n` calls.
+struct Flaky {
+    inner: FakeBackend,
+    name: &'static str,
+    fail_first: usize,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Flaky {
+    fn new(name: &'static str, fail_first: usize) -> Flaky {
+        Flaky {
+            inner: FakeBackend::new(1, 0),
+            name,
+            fail_first,
+            calls: Default::default(),
+        }
+    }
+    fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl cuzk_groth16::ProverBackend for Flaky {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+    fn start(
+        &self,
+        srs: &Srs,
+        circuit: cuzk_groth16::Synthesized,
+        r: cuzk_groth16::Scalar,
+        s: cuzk_groth16::Scalar,
+    ) -> Result<cuzk_groth16::Pending, cuzk_groth16::ProveError> {
+        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if n < self.fail_first {
+            return Err(cuzk_groth16::ProveError::Device(format!(
+                "{}: illegal memory access (call {n})",
+                self.name
+            )));
+        }
+        self.inner.start(srs, circuit, r, s)
+    }
+    fn finish(
+        &self,
+        srs: &Srs,
+        pending: cuzk_groth16::Pending,
+    ) -> Result<cuzk_groth16::Proof, cuzk_groth16::ProveError> {
+        self.inner.finish(srs, pending)
+    }
+}
+
+fn flaky_engine(devices: Vec<Arc<Flaky>>, partitions: usize) -> Engine {
+    let planner = FakePlanner {
+        partitions,
+        constraints: 1024,
+        synth: Duration::from_millis(5),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let mut config = sim_config((1 << 28) + fake_srs(100).size_bytes());
+    // One worker per device, so the count of calls to a failing device is exact.
+    config.prover_workers_per_device = 1;
+    config.channel_capacity = 1;
+    config.quarantine_after = 3;
+    let backends = devices
+        .into_iter()
+        .map(|d| d as Arc<dyn cuzk_groth16::ProverBackend>)
+        .collect();
+    Engine::new(config, backends, Arc::new(planner)).expect("engine")
+}
+
+async fn outcome(e: &Engine, job: &str) -> JobState {
+    e.wait(job, Some(Duration::from_secs(30)))
+        .await
+        .expect("wait")
+        .state
+}
+
+/// Issue 15 item 10: a device error failed the whole job, and a device that kept failing
+/// kept taking work. Now the partition is retried (on the healthy device), the failing
+/// device is quarantined after 3 errors in a row and takes nothing more, and status says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_device_is_retried_around_and_quarantined() {
+    let bad = Arc::new(Flaky::new("bad", usize::MAX));
+    let good = Arc::new(Flaky::new("good", 0));
+    let e = flaky_engine(vec![bad.clone(), good.clone()], 2);
+    let jobs: Vec<String> = (0..8)
+        .map(|i| e.submit(req(&format!("j{i}"), b"ok")).unwrap().job_id)
+        .collect();
+    for j in &jobs {
+        let s = outcome(&e, j).await;
+        assert!(matches!(s, JobState::Completed { .. }), "{j}: {s:?}");
+    }
+    assert_eq!(
+        bad.calls(),
+        3,
+        "the bad device took work after its quarantine"
+    );
+    // Every partition started once on the good device: 13 first tries, 3 retries.
+    assert_eq!(good.calls(), 16);
+    let st = e.status();
+    let (b, g) = (&st.devices[0], &st.devices[1]);
+    assert!(b.quarantined && b.errors == 3, "{b:?}");
+    assert!(!g.quarantined && g.errors == 0, "{g:?}");
+    let text = e.prometheus();
+    assert!(
+        text.contains("cuzk_device_quarantined{device=\"bad\",index=\"0\"} 1"),
+        "{text}"
+    );
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
+/// With one device, a partition is retried once on it (another worker, a fresh synthesis);
+/// a second error fails the job and says so, and one success clears the run of errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_device_retries_once_then_fails_the_job() {
+    let once = Arc::new(Flaky::new("once", 1));
+    let e = flaky_engine(vec![once.clone()], 1);
+    let j = e.submit(req("first", b"ok")).unwrap().job_id;
+    assert!(matches!(outcome(&e, &j).await, JobState::Completed { .. }));
+    let d = &e.status().devices[0];
+    assert!(d.errors == 1 && !d.quarantined, "{d:?}");
+    e.shutdown(Duration::from_secs(5)).await;
+
+    let always = Arc::new(Flaky::new("always", usize::MAX));
+    let e = flaky_engine(vec![always.clone()], 1);
+    let j = e.submit(req("doomed", b"ok")).unwrap().job_id;
+    match outcome(&e, &j).await {
+        JobState::Failed { error } => {
+            assert!(error.contains("illegal memory access"), "{error}");
+            assert!(error.contains("on its retry"), "{error}");
+        }
+        s => panic!("{s:?}"),
+    }
+    assert_eq!(always.calls(), 2);
+    // The only device keeps serving even once quarantined: a job still gets its attempt.
+    let j = e.submit(req("after", b"ok")).unwrap().job_id;
+    assert!(matches!(outcome(&e, &j).await, JobState::Failed { .. }));
+    let d = &e.status().devices[0];
+    assert!(d.quarantined && d.errors == 4, "{d:?}");
+    e.shutdown(Duration::from_secs(5)).await;
 }

@@ -17,7 +17,8 @@ pub const PARTITION_PROOF_BYTES: usize = cuzk_groth16::proof::PROOF_BYTES;
 /// partition's buffers when given some (see [`Recorder::reusing`]). Building the circuit
 /// (which copies that partition's share of the vanilla proof) happens inside, so a plan holds
 /// no witness until a job runs.
-pub type SynthFn = Box<dyn FnOnce(RecorderMode, Option<Synthesized>) -> Result<Synthesized> + Send>;
+pub type SynthFn =
+    Box<dyn Fn(RecorderMode, Option<Synthesized>) -> Result<Synthesized> + Send + Sync>;
 
 /// Checks a whole job's proof bytes with the Filecoin verifier.
 pub type VerifyFn = Box<dyn Fn(&[u8]) -> Result<()> + Send + Sync>;
@@ -34,10 +35,12 @@ pub(crate) trait Synthesis {
     type Work: Send;
 
     /// Wraps `build`, which builds partition `partition`'s circuit, into the job's work.
+    /// `build` may run more than once: the engine synthesizes a partition again to retry it
+    /// after a device error.
     fn work<C, F>(partition: usize, estimate: MemoryEstimate, build: F) -> Self::Work
     where
         C: bellpepper_core::Circuit<Scalar> + Send,
-        F: FnOnce() -> Result<C> + Send + 'static;
+        F: Fn() -> Result<C> + Send + Sync + 'static;
 }
 
 /// Synthesis into our recorder (what the engine proves with).
@@ -49,9 +52,9 @@ impl Synthesis for Recorded {
     fn work<C, F>(partition: usize, estimate: MemoryEstimate, build: F) -> SynthFn
     where
         C: bellpepper_core::Circuit<Scalar> + Send,
-        F: FnOnce() -> Result<C> + Send + 'static,
+        F: Fn() -> Result<C> + Send + Sync + 'static,
     {
-        Box::new(move |mode, reuse| synthesize_guarded(partition, estimate, mode, reuse, build))
+        Box::new(move |mode, reuse| synthesize_guarded(partition, estimate, mode, reuse, &build))
     }
 }
 
@@ -250,11 +253,11 @@ pub(crate) fn synthesize_guarded<C, F>(
     estimate: MemoryEstimate,
     mode: RecorderMode,
     reuse: Option<Synthesized>,
-    build: F,
+    build: &F,
 ) -> Result<Synthesized>
 where
     C: bellpepper_core::Circuit<Scalar>,
-    F: FnOnce() -> Result<C>,
+    F: Fn() -> Result<C>,
 {
     let run = || -> Result<Synthesized> {
         let circuit = build()?;

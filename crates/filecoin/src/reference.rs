@@ -36,7 +36,7 @@ impl Synthesis for Bellperson {
     fn work<C, F>(partition: usize, _: MemoryEstimate, build: F) -> ReferenceFn
     where
         C: bellpepper_core::Circuit<Scalar> + Send,
-        F: FnOnce() -> Result<C> + Send + 'static,
+        F: Fn() -> Result<C> + Send + Sync + 'static,
     {
         Box::new(move || reference_guarded(partition, build))
     }

@@ -131,6 +131,8 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                 busy_ms: d.busy.map_or(0, |b| b.as_millis() as u64),
                 busy_source: d.busy_source.name().to_string(),
                 partitions: d.partitions,
+                errors: d.errors,
+                quarantined: d.quarantined,
             })
             .collect(),
         loaded_srs: s

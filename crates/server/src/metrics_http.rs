@@ -48,10 +48,29 @@ async fn metrics(State(s): State<HttpState>, headers: HeaderMap) -> Response {
         .into_response()
 }
 
+/// 200 `ok`; 200 `degraded: ...` while some device is quarantined; 503 while draining or
+/// when every device is quarantined (the daemon can still try, but it is not healthy).
 async fn healthz(State(s): State<HttpState>) -> impl IntoResponse {
     if s.draining.load(Ordering::Relaxed) {
-        (StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining\n".to_string());
+    }
+    let devices = s.engine.status().devices;
+    let benched: Vec<String> = devices
+        .iter()
+        .filter(|d| d.quarantined)
+        .map(|d| format!("{} quarantined after {} errors", d.name, d.errors))
+        .collect();
+    if benched.is_empty() {
+        (StatusCode::OK, "ok\n".to_string())
+    } else if benched.len() == devices.len() {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("unhealthy: {}\n", benched.join("; ")),
+        )
     } else {
-        (StatusCode::OK, "ok\n")
+        (
+            StatusCode::OK,
+            format!("degraded: {}\n", benched.join("; ")),
+        )
     }
 }

@@ -124,7 +124,7 @@ fn partition(job: PartitionJob) -> PartitionPlan {
         index: partition,
         public_inputs,
         shape_hint: Some((estimate.constraints, estimate.inputs, estimate.aux)),
-        synthesize: Box::new(move |ctx: SynthesisContext| {
+        synthesize: std::sync::Arc::new(move |ctx: SynthesisContext| {
             let SynthesisContext { prepared, reuse } = ctx;
             let compiled = prepared
                 .as_deref()

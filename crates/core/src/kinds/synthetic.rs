@@ -157,7 +157,7 @@ impl Planner for SyntheticPlanner {
                     index,
                     public_inputs: inputs.clone(),
                     shape_hint: hint,
-                    synthesize: Box::new(move |ctx: SynthesisContext| {
+                    synthesize: std::sync::Arc::new(move |ctx: SynthesisContext| {
                         let rec = match (Self::shape(&spec), ctx.reuse) {
                             (Some((c, i, a)), Some(spent)) => {
                                 Recorder::reusing(RecorderMode::Full, spent, c, i, a)

@@ -30,6 +30,11 @@ pub(crate) struct Partition<W: Send + 'static> {
     pub(crate) public_inputs: Vec<Scalar>,
     /// Its stage gauge and timeline row.
     pub(crate) tracker: Tracker,
+    /// Its synthesis again, for the one retry after a device error; `None` once used.
+    pub(crate) retry: Option<SynthesizeFn>,
+    /// The device whose error sent it back for its retry: avoided while another device is
+    /// healthy.
+    pub(crate) avoid_device: Option<usize>,
     /// What the stage it is in works on. A partition dropped with its work (cancelled,
     /// failed, refused by a closed queue) frees it off the runtime: it can be a whole
     /// witness and a/b/c, and its reservation after them (see `crate::reaper`).
@@ -81,6 +86,8 @@ pub(crate) struct Started {
     pub(crate) pending: Pending,
     /// The backend that started it, which finishes it.
     pub(crate) backend: Arc<dyn ProverBackend>,
+    /// That backend's device index.
+    pub(crate) device: usize,
     /// SRS, memory (now what `pending` holds), in-flight count.
     pub(crate) held: Held,
 }
@@ -104,6 +111,8 @@ impl<W: Send + 'static> Partition<W> {
             circuit_id,
             public_inputs,
             tracker,
+            retry,
+            avoid_device,
             work,
         } = self;
         let rest = Partition {
@@ -112,6 +121,8 @@ impl<W: Send + 'static> Partition<W> {
             circuit_id,
             public_inputs,
             tracker,
+            retry,
+            avoid_device,
             work: OffRuntime::new(()),
         };
         (rest, work.into_inner())
@@ -127,6 +138,8 @@ impl Partition<()> {
             circuit_id,
             public_inputs,
             tracker,
+            retry,
+            avoid_device,
             work: _,
         } = self;
         Partition {
@@ -135,6 +148,8 @@ impl Partition<()> {
             circuit_id,
             public_inputs,
             tracker,
+            retry,
+            avoid_device,
             work: OffRuntime::new(work),
         }
     }
@@ -163,6 +178,8 @@ impl Partition<Planned> {
             circuit_id: plan.circuit_id,
             public_inputs: plan.public_inputs,
             tracker,
+            retry: Some(plan.synthesize.clone()),
+            avoid_device: None,
             work: OffRuntime::new(Planned {
                 shape_hint: plan.shape_hint,
                 synthesize: plan.synthesize,

@@ -26,7 +26,21 @@ pub(crate) async fn next(
     } else {
         None
     };
-    let p = sh.provers.pop().await?;
+    // A quarantined device takes no work while another device is healthy.
+    let mut stop = sh.stopping();
+    loop {
+        // Registered before the check, so a change between the two still wakes us.
+        let woken = sh.provers.woken();
+        let benched = sh.devices[dev].quarantined.load(Ordering::SeqCst) && sh.others_healthy(dev);
+        if !benched || *stop.borrow() {
+            break;
+        }
+        tokio::select! {
+            _ = woken => {}
+            _ = stop.wait_for(|s| *s) => {}
+        }
+    }
+    let p = sh.provers.pop(dev, || sh.others_healthy(dev)).await?;
     Some((p, lock))
 }
 
@@ -90,8 +104,11 @@ pub(crate) async fn prove(
     p.job.progress.lock().timings.prover += dt;
     let ((pending, spent), srs) = match out {
         Ok((Ok(started), srs)) => (started, srs),
+        Ok((Err(e), _)) if is_device_fault(&e) => {
+            return p.device_failed(sh, dev, "prover start", e)
+        }
         Ok((Err(e), _)) => return p.fail(sh, "prover start", e),
-        Err(e) => return p.fail(sh, "prover task", e),
+        Err(e) => return p.device_failed(sh, dev, "prover task", e),
     };
     // a/b/c are gone, or handed back: kept for the next synthesis with the bytes that
     // cover them, unless someone waits for memory (the waiter gets the bytes instead). The
@@ -121,10 +138,19 @@ pub(crate) async fn prove(
     Some(p.with_work(Started {
         pending,
         backend: device.backend.clone(),
+        device: dev,
         held: Held {
             srs,
             reservation,
             flight,
         },
     }))
+}
+
+/// Whether a backend error is the device's (worth a retry elsewhere and counted towards
+/// quarantine) rather than the partition's: a shape mismatch or a missing a/b/c would fail
+/// on any device.
+pub(crate) fn is_device_fault(e: &cuzk_groth16::ProveError) -> bool {
+    use cuzk_groth16::ProveError;
+    matches!(e, ProveError::Device(_) | ProveError::Unavailable(_))
 }

@@ -20,7 +20,7 @@ use parking_lot::Mutex;
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::fmt::Display;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::{watch, Notify, Semaphore};
 use tokio::task::JoinHandle;
@@ -44,6 +44,13 @@ pub(crate) struct Device {
     pub(crate) interlock_ns: AtomicU64,
     /// Partitions started.
     pub(crate) partitions: AtomicU64,
+    /// Device errors (a failed `start` or `finish`, a panicking backend) since the start.
+    pub(crate) errors: AtomicU64,
+    /// Device errors since its last proof.
+    pub(crate) failing: AtomicU32,
+    /// Set after `pipeline.quarantine_after` errors in a row: it takes no more work while
+    /// another device is healthy.
+    pub(crate) quarantined: AtomicBool,
 }
 
 /// Queue order: highest priority, then oldest job, then partition index.
@@ -128,6 +135,8 @@ pub(crate) struct ProverQueue {
     ready: Notify,
     /// Wakes senders waiting for room when a partition leaves (or the queue closes).
     room: Notify,
+    /// Wakes quarantined devices' workers when a device's health changes.
+    health: Notify,
 }
 
 #[derive(Default)]
@@ -146,6 +155,7 @@ impl ProverQueue {
             capacity: capacity.max(1),
             ready: Notify::new(),
             room: Notify::new(),
+            health: Notify::new(),
         }
     }
 
@@ -153,6 +163,7 @@ impl ProverQueue {
     /// back when the queue closed (shutdown).
     pub(crate) async fn push(&self, p: Partition<Circuit>) -> Result<(), Partition<Circuit>> {
         let urgent = p.job.priority >= URGENT;
+        let retry = p.avoid_device.is_some();
         loop {
             // Registered before the check, so a pop between the two still wakes us.
             let room = self.room.notified();
@@ -166,6 +177,10 @@ impl ProverQueue {
                     st.entries
                         .insert((Reverse(p.job.priority), p.job.seq, p.index), p);
                     drop(st);
+                    if retry {
+                        // Meant for some devices' workers only: let all of them look.
+                        self.ready.notify_waiters();
+                    }
                     self.ready.notify_one();
                     return Ok(());
                 }
@@ -174,31 +189,58 @@ impl ProverQueue {
         }
     }
 
-    /// The highest-priority waiting partition; `None` once the queue is closed and empty.
-    pub(crate) async fn pop(&self) -> Option<Partition<Circuit>> {
+    /// The highest-priority waiting partition device `dev` may take; `None` once the queue
+    /// is closed and empty. A partition retried after an error on `dev` is left to the other
+    /// devices while `others_healthy` says one of them can take it.
+    pub(crate) async fn pop(
+        &self,
+        dev: usize,
+        others_healthy: impl Fn() -> bool,
+    ) -> Option<Partition<Circuit>> {
         loop {
             let ready = self.ready.notified();
             {
                 let mut st = self.state.lock();
-                if let Some((_, p)) = st.entries.pop_first() {
+                let avoid = others_healthy();
+                let key = st
+                    .entries
+                    .iter()
+                    .find(|(_, p)| !(avoid && p.avoid_device == Some(dev)))
+                    .map(|(k, _)| *k);
+                if let Some(p) = key.and_then(|k| st.entries.remove(&k)) {
                     if p.job.priority < URGENT {
                         st.bulk -= 1;
                     }
+                    let retries = st.entries.values().any(|p| p.avoid_device.is_some());
                     let more = !st.entries.is_empty();
                     drop(st);
                     self.room.notify_waiters();
-                    if more {
+                    if retries {
+                        // The next in line may be for another device's workers only.
+                        self.ready.notify_waiters();
+                    } else if more {
                         // Another worker may be waiting for what is left.
                         self.ready.notify_one();
                     }
                     return Some(p);
                 }
-                if st.closed {
+                if st.closed && st.entries.is_empty() {
                     return None;
                 }
             }
             ready.await;
         }
+    }
+
+    /// Wakes every waiting worker to look again (a device's health changed).
+    pub(crate) fn wake_all(&self) {
+        self.health.notify_waiters();
+        self.ready.notify_waiters();
+    }
+
+    /// Completes at the next [`ProverQueue::wake_all`] (for workers of a quarantined device).
+    pub(crate) fn woken(&self) -> tokio::sync::futures::Notified<'_> {
+        self.health.notified()
     }
 
     /// Accepts nothing more; workers drain what is queued, then see `None`.
@@ -298,6 +340,9 @@ impl Shared {
                 start_ns: AtomicU64::new(0),
                 interlock_ns: AtomicU64::new(0),
                 partitions: AtomicU64::new(0),
+                errors: AtomicU64::new(0),
+                failing: AtomicU32::new(0),
+                quarantined: AtomicBool::new(false),
             })
             .collect::<Vec<_>>();
         let (stopping, _) = watch::channel(false);
@@ -343,6 +388,40 @@ impl Shared {
         if job.end(state, &self.metrics) {
             drop(self.queue.remove_job(job));
         }
+    }
+
+    /// Queues a partition again (its retry).
+    pub(crate) fn requeue(&self, p: Partition<Planned>) {
+        self.queue.push(vec![p]);
+    }
+
+    /// Whether a device other than `dev` is not quarantined.
+    pub(crate) fn others_healthy(&self, dev: usize) -> bool {
+        self.devices
+            .iter()
+            .enumerate()
+            .any(|(i, d)| i != dev && !d.quarantined.load(Ordering::SeqCst))
+    }
+
+    /// Counts a device error on `dev`; quarantines it after `quarantine_after` in a row.
+    pub(crate) fn device_error(&self, dev: usize, err: &dyn Display) {
+        let d = &self.devices[dev];
+        d.errors.fetch_add(1, Ordering::Relaxed);
+        let failing = d.failing.fetch_add(1, Ordering::SeqCst) + 1;
+        tracing::warn!(device = %d.name, failing, cause = %err, "device error");
+        if failing >= self.config.quarantine_after && !d.quarantined.swap(true, Ordering::SeqCst) {
+            tracing::error!(
+                device = %d.name,
+                errors = failing,
+                "device quarantined after repeated errors: it takes no work while another device is healthy"
+            );
+            self.provers.wake_all();
+        }
+    }
+
+    /// A proof came off `dev`: its run of errors is over.
+    pub(crate) fn device_ok(&self, dev: usize) {
+        self.devices[dev].failing.store(0, Ordering::SeqCst);
     }
 
     /// Whether submits are accepted (false once shutdown began).
@@ -395,6 +474,43 @@ impl<W: Send + 'static> Partition<W> {
     pub(crate) fn fail_job<T>(self, sh: &Shared, error: String) -> Option<T> {
         self.tracker.outcome("failed");
         sh.finish_job(&self.job, JobState::Failed { error });
+        None
+    }
+}
+
+impl Partition<()> {
+    /// The failure path of a device error (a failed `start` or `finish`, a panicking
+    /// backend) on device `dev`: counts it against the device and sends the partition back
+    /// to be synthesized again for its one retry, on another device while one is healthy.
+    /// A partition already retried fails its job as [`Partition::fail`] does.
+    pub(crate) fn device_failed<T>(
+        mut self,
+        sh: &Shared,
+        dev: usize,
+        what: &str,
+        err: impl Display,
+    ) -> Option<T> {
+        sh.device_error(dev, &err);
+        if self.job.cancelled() {
+            return None;
+        }
+        let Some(synthesize) = self.retry.take() else {
+            return self.fail(sh, what, format_args!("{err} (on its retry)"));
+        };
+        tracing::warn!(
+            job = %self.job.id,
+            partition = self.index,
+            device = %sh.devices[dev].name,
+            cause = %err,
+            "{what} failed; synthesizing the partition again for its one retry"
+        );
+        self.avoid_device = Some(dev);
+        self.tracker.to(crate::metrics::Stage::Queued);
+        let p = self.with_work(Planned {
+            shape_hint: None,
+            synthesize,
+        });
+        sh.requeue(p);
         None
     }
 }

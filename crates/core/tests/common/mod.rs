@@ -298,7 +298,7 @@ impl Planner for FakePlanner {
                     index,
                     public_inputs: vec![Scalar::from(index as u64 + 1)],
                     shape_hint: Some(shape),
-                    synthesize: Box::new(move |ctx| {
+                    synthesize: std::sync::Arc::new(move |ctx| {
                         live.inc();
                         let s = match ctx.reuse {
                             Some(spent) => {
