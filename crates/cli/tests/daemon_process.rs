@@ -30,10 +30,16 @@ impl Drop for DaemonProcess {
 
 /// Starts `cuzk daemon` with `config` on a socket in `dir` and waits for its address line.
 fn spawn_daemon(dir: &Path, config: &str) -> DaemonProcess {
+    spawn_daemon_with(dir, config, &[])
+}
+
+/// [`spawn_daemon`] with extra environment variables.
+fn spawn_daemon_with(dir: &Path, config: &str, envs: &[(&str, &Path)]) -> DaemonProcess {
     let cfg = dir.join("cuzk.toml");
     std::fs::write(&cfg, config).unwrap();
     let sock = dir.join("d.sock");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .envs(envs.iter().map(|(k, v)| (*k, *v)))
         .arg("daemon")
         .arg("--config")
         .arg(&cfg)
@@ -281,4 +287,145 @@ fn daemon_refuses_synthetic_requests_unless_allowed() {
     });
     sigterm(d.child.id());
     assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
+}
+
+/// Issue 15 item 8, the real daemon: `cuzk daemon` with the CPU prover and real 2 KiB
+/// circuits, saturated with PoRep jobs (one 2.7 M-constraint partition each at 2 KiB). A
+/// CRITICAL WinningPoSt must wait
+/// for a prover at most one PoRep partition's prover time, a HIGH WindowPoSt at most two
+/// (plus 25% for this shared 2-core machine), measured from the daemon's own timeline.
+#[test]
+fn critical_and_high_overtake_a_saturating_porep_load_in_the_real_daemon() {
+    use cuzk_filecoin::testdata::{ensure, TestdataOptions};
+    use cuzk_server::proto::{AwaitProofRequest, GetTimelineRequest, Priority};
+    // The 2 KiB data every test binary of the target dir shares (cuzk-filecoin's seed).
+    let data = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-testdata-2k");
+    ensure(&TestdataOptions {
+        out: data.clone(),
+        sector_size: cuzk_filecoin::SectorSize::S2KiB,
+        seed: 0x5eed_2c1d,
+        params: true,
+    })
+    .expect("2 KiB test data");
+    let manifest = data.join(cuzk_filecoin::testdata::MANIFEST);
+    let template = |kind: &str| {
+        cuzk_bench::request_file::load(&manifest, Some(kind))
+            .expect("request template")
+            .request
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[memory]\nbudget = \"8GiB\"\n[srs]\nparams_dir = \"{}\"\n[pipeline]\nsynthesis_concurrency = 2\n",
+        data.display()
+    );
+    let cache = format!("{}/", data.display());
+    let d = spawn_daemon_with(
+        dir.path(),
+        &config,
+        &[
+            ("FIL_PROOFS_PARAMETER_CACHE", data.as_path()),
+            ("FIL_PROOFS_CACHE_DIR", Path::new(&cache)),
+        ],
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut c = cuzk_server::client::connect(&d.addr)
+            .await
+            .expect("connect");
+        let mut bulk = Vec::new();
+        for i in 0..12 {
+            let mut r = template("porep");
+            r.request_id = format!("bulk-{i}");
+            r.priority = Priority::Normal as i32;
+            bulk.push(c.submit_proof(r).await.expect("submit").into_inner().job_id);
+        }
+        // Saturated: PoRep partitions proving, more waiting.
+        let timeline = |mut c: cuzk_server::client::Client| async move {
+            c.get_timeline(GetTimelineRequest {})
+                .await
+                .expect("timeline")
+                .into_inner()
+                .partitions
+        };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let rows = timeline(c.clone()).await;
+            let proved = rows.iter().filter(|r| r.prove_start_us > 0).count();
+            if proved >= 2 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the PoRep load never started proving"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut urgent = Vec::new();
+        for (kind, prio, allowed) in [
+            ("wpost", Priority::High, 2.0),
+            ("winning", Priority::Critical, 1.0),
+        ] {
+            let mut r = template(kind);
+            r.request_id = format!("urgent-{kind}");
+            r.priority = prio as i32;
+            let job = c.submit_proof(r).await.expect("submit").into_inner().job_id;
+            let done = c
+                .await_proof(AwaitProofRequest {
+                    job_id: job.clone(),
+                    timeout_ms: 300_000,
+                })
+                .await
+                .expect("await")
+                .into_inner();
+            assert_eq!(
+                done.status,
+                await_proof_response::Status::Completed as i32,
+                "{kind}: {}",
+                done.error_message
+            );
+            urgent.push((kind, job, allowed));
+        }
+        let rows = timeline(c.clone()).await;
+        let porep: Vec<f64> = rows
+            .iter()
+            .filter(|r| bulk.contains(&r.job_id) && r.prove_end_us > 0)
+            .map(|r| (r.prove_end_us - r.prove_start_us) as f64 / 1e3)
+            .collect();
+        let prover_ms = porep.iter().sum::<f64>() / porep.len() as f64;
+        for (kind, job, allowed) in urgent {
+            let r = rows.iter().find(|r| r.job_id == job).expect("urgent row");
+            let synth = r.synthesis_end_us - r.synthesis_start_us;
+            let wait_ms = (r.prove_start_us - r.queued_us - synth) as f64 / 1e3;
+            let limit = allowed * prover_ms * 1.25 + 20.0;
+            // Saturated: PoRep partitions queued before it still waited when it went ahead.
+            let overtaken = rows
+                .iter()
+                .filter(|b| {
+                    bulk.contains(&b.job_id)
+                        && b.queued_us < r.prove_start_us
+                        && (b.prove_start_us == 0 || b.prove_start_us > r.prove_start_us)
+                })
+                .count();
+            println!(
+                "{kind}: waited {wait_ms:.0} ms for a prover, ahead of {overtaken} waiting PoRep \
+                 partitions; a PoRep partition proves in {prover_ms:.0} ms (allowed {limit:.0} ms)"
+            );
+            assert!(
+                overtaken >= 4,
+                "{kind}: only {overtaken} PoRep partitions waited"
+            );
+            assert!(
+                wait_ms <= limit,
+                "{kind} waited {wait_ms:.0} ms, allowed {limit:.0}"
+            );
+        }
+        for j in bulk {
+            let _ = c
+                .cancel_proof(cuzk_server::proto::CancelProofRequest { job_id: j })
+                .await;
+        }
+    });
+    let mut d = d;
+    sigterm(d.child.id());
+    assert!(wait_exit(&mut d.child, Duration::from_secs(120)).success());
 }

@@ -138,41 +138,9 @@ async fn vanilla_proof_floods_are_refused_before_decoding() {
     // Bytes that are not a message at all: INVALID_ARGUMENT (prost's codec says INTERNAL).
     let raw = synthetic("synthetic:constraints=256", "cut");
     let wire = prost::Message::encode_to_vec(&raw);
-    let e = raw_unary(&d.addr, "SubmitProof", &wire[..wire.len() - 3]).await;
+    let e = common::raw_unary(&d.addr, "SubmitProof", &wire[..wire.len() - 3]).await;
     assert_eq!(e, tonic::Code::InvalidArgument);
     d.stop().await;
-}
-
-/// Sends `body` as the one message of a unary call and returns the grpc-status it gets.
-async fn raw_unary(addr: &str, method: &str, body: &[u8]) -> tonic::Code {
-    let path = addr.strip_prefix("unix://").expect("a unix address");
-    let io = tokio::net::UnixStream::connect(path)
-        .await
-        .expect("connect");
-    let (mut send, conn) = h2::client::handshake(io).await.expect("h2 handshake");
-    tokio::spawn(conn);
-    let req = http::Request::post(format!("http://localhost/cuzk.v1.ProvingEngine/{method}"))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .body(())
-        .unwrap();
-    let (resp, mut stream) = send.send_request(req, false).expect("send");
-    let mut framed = vec![0u8];
-    framed.extend((body.len() as u32).to_be_bytes());
-    framed.extend_from_slice(body);
-    stream.send_data(framed.into(), true).expect("body");
-    let resp = resp.await.expect("response");
-    let status = |h: &http::HeaderMap| {
-        h.get("grpc-status")
-            .map(|v| tonic::Code::from_bytes(v.as_bytes()))
-    };
-    if let Some(code) = status(resp.headers()) {
-        return code;
-    }
-    let mut body = resp.into_body();
-    while body.data().await.is_some() {}
-    let trailers = body.trailers().await.expect("trailers").expect("some");
-    status(&trailers).expect("grpc-status")
 }
 
 /// Issue 15 item 2: a message on the wire counts against the request buffer before it is

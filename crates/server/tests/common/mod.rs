@@ -2,6 +2,8 @@
 //! a temporary unix socket or 127.0.0.1:0, a tonic client, synthetic requests and a
 //! client-side verifier that re-derives the synthetic verifying key.
 #![allow(dead_code)]
+pub mod fc;
+
 use cuzk_core::kinds::synthetic::{circuit_id, parse_request, SyntheticPlanner};
 use cuzk_core::{Config, Engine, Planner};
 use cuzk_groth16::proof::PROOF_BYTES;
@@ -162,4 +164,36 @@ where
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Sends `body` as the one message of a unary call and returns the grpc-status it gets.
+pub async fn raw_unary(addr: &str, method: &str, body: &[u8]) -> tonic::Code {
+    let path = addr.strip_prefix("unix://").expect("a unix address");
+    let io = tokio::net::UnixStream::connect(path)
+        .await
+        .expect("connect");
+    let (mut send, conn) = h2::client::handshake(io).await.expect("h2 handshake");
+    tokio::spawn(conn);
+    let req = http::Request::post(format!("http://localhost/cuzk.v1.ProvingEngine/{method}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (resp, mut stream) = send.send_request(req, false).expect("send");
+    let mut framed = vec![0u8];
+    framed.extend((body.len() as u32).to_be_bytes());
+    framed.extend_from_slice(body);
+    stream.send_data(framed.into(), true).expect("body");
+    let resp = resp.await.expect("response");
+    let status = |h: &http::HeaderMap| {
+        h.get("grpc-status")
+            .map(|v| tonic::Code::from_bytes(v.as_bytes()))
+    };
+    if let Some(code) = status(resp.headers()) {
+        return code;
+    }
+    let mut body = resp.into_body();
+    while body.data().await.is_some() {}
+    let trailers = body.trailers().await.expect("trailers").expect("some");
+    status(&trailers).expect("grpc-status")
 }
