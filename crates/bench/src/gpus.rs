@@ -207,6 +207,8 @@ fn engine_config(args: &GpusOptions, gpus: usize, template_bytes: u64) -> Config
     // The template lives outside the engine: take it off the budget.
     c.set_budget(c.budget_bytes.saturating_sub(template_bytes));
     c.self_verify = false;
+    // TIMING-ONLY parameters by construction (this bench's whole point; said in its output).
+    c.allow_timing_only = true;
     c.prover_interlock = false;
     c.prover_workers_per_device = args.workers;
     c.channel_capacity = args.workers * gpus;

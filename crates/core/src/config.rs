@@ -29,6 +29,7 @@
 //!
 //! [allow]
 //! synthetic = false         # synthetic circuits (benchmarks, tests): off in a daemon
+//! timing_only = false       # TIMING-ONLY parameters (benchmarks): refused unless true
 //! ```
 use crate::error::EngineError;
 use serde::Deserialize;
@@ -103,6 +104,12 @@ pub struct Config {
     /// default, so a daemon's clients cannot make it generate parameters or allocate by
     /// spec. Default false.
     pub allow_synthetic: bool,
+    /// Whether TIMING-ONLY parameter files (γ = δ = the G2 generator; see
+    /// `cuzk_groth16::VerifyingKey::is_timing_only`) may be loaded (`[allow] timing_only`).
+    /// Off by default: such a file is refused at load (FAILED_PRECONDITION). When on, proofs
+    /// made with one skip the self-check and the job's verification, and each such result,
+    /// the log and the SRS's status say that it does not verify.
+    pub allow_timing_only: bool,
 }
 
 const KIB: u64 = 1 << 10;
@@ -304,6 +311,7 @@ struct RawSrs {
 #[serde(deny_unknown_fields)]
 struct RawAllow {
     synthetic: Option<bool>,
+    timing_only: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -356,6 +364,7 @@ impl Config {
             sample_interval: Duration::from_millis(10),
             timeline_capacity: 100_000,
             allow_synthetic: false,
+            allow_timing_only: false,
         }
     }
 
@@ -424,6 +433,9 @@ impl Config {
         }
         if let Some(v) = raw.allow.synthetic {
             c.allow_synthetic = v;
+        }
+        if let Some(v) = raw.allow.timing_only {
+            c.allow_timing_only = v;
         }
         c.validate()?;
         Ok(c)

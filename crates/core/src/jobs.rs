@@ -40,6 +40,10 @@ impl RequestHead {
     }
 }
 
+/// What a completed job made with TIMING-ONLY parameters says about its proof.
+pub(crate) const TIMING_ONLY_NOTE: &str = "TIMING-ONLY parameters ([allow] timing_only): this \
+    proof DOES NOT VERIFY; it was neither self-checked nor verified";
+
 /// The budget slice set aside for request payloads, and the part unfinished jobs use.
 pub(crate) struct RequestPool {
     /// The slice (a `Requests` reservation); taken, and so given back, at shutdown.
@@ -115,6 +119,8 @@ pub(crate) struct JobProgress {
     pub(crate) verify: Option<Arc<VerifyFn>>,
     /// The plan's whole-proof finishing step.
     pub(crate) finish: Option<Arc<FinishFn>>,
+    /// A partition was proved with TIMING-ONLY parameters: the proof does not verify.
+    pub(crate) timing_only: bool,
     /// The job's share of the request buffer, held until the job ends.
     request: Option<RequestPermit>,
     /// When the job ended.
@@ -212,6 +218,7 @@ impl Job {
                 job_id: self.id.clone(),
                 state: JobState::TimedOut,
                 timings,
+                note: None,
             }
         })
     }
@@ -240,8 +247,9 @@ impl Job {
                 .map_or(p.timings.total, |t| t.duration_since(self.submitted));
             p.proofs.clear();
             drop(p.request.take());
-            p.timings
+            (p.timings, p.timing_only)
         };
+        let (timings, timing_only) = timings;
         let counter = match &state {
             JobState::Completed { .. } => &metrics.completed,
             JobState::Failed { error } => {
@@ -252,10 +260,12 @@ impl Job {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         let completed = matches!(state, JobState::Completed { .. });
+        let note = (completed && timing_only).then(|| TIMING_ONLY_NOTE.to_string());
         self.outcome.send_replace(Some(JobOutcome {
             job_id: self.id.clone(),
             state,
             timings,
+            note,
         }));
         if !completed {
             self.cancel.send_replace(true);
@@ -406,6 +416,7 @@ impl Registry {
                 timings: JobTimings::default(),
                 verify: new.verify.map(Arc::new),
                 finish: new.finish.map(Arc::new),
+                timing_only: false,
                 request: Some(request),
                 finished_at: None,
             }),

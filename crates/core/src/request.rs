@@ -190,6 +190,9 @@ pub struct JobOutcome {
     pub state: JobState,
     /// Where the time went (so far, for `TimedOut`).
     pub timings: JobTimings,
+    /// Something the caller must know about a completed proof: set when it was made with
+    /// TIMING-ONLY parameters and so does not verify.
+    pub note: Option<String>,
 }
 
 /// At most 128 bytes of caller-supplied text (cut at a character boundary, `…` appended), for

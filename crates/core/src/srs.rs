@@ -49,6 +49,9 @@ pub struct SrsEntryStatus {
     pub size_bytes: u64,
     /// Partitions (and preloads) using it now.
     pub ref_count: u32,
+    /// Loaded TIMING-ONLY parameters (allowed by `[allow] timing_only`): proofs made with
+    /// them do not verify.
+    pub timing_only: bool,
 }
 
 /// A loaded SRS with what is derived from it once.
@@ -57,6 +60,9 @@ pub struct LoadedSrs {
     pub circuit_id: String,
     /// The parameters.
     pub srs: Srs,
+    /// TIMING-ONLY parameters (see `Config::allow_timing_only`): the self-check and the job's
+    /// verification are skipped, and results say the proof does not verify.
+    pub timing_only: bool,
     /// The verifying key prepared for pairings, computed on first use.
     pvk: OnceLock<PreparedVk>,
     /// What the planner derived for this circuit id after loading (see
@@ -101,6 +107,8 @@ struct State {
 struct Inner {
     budget: MemoryBudget,
     planner: Arc<dyn Planner>,
+    /// Whether TIMING-ONLY parameters may be loaded.
+    allow_timing_only: bool,
     /// A `parking_lot` mutex: held for map updates only, never across an await or a load.
     state: Mutex<State>,
 }
@@ -148,12 +156,18 @@ pub struct Acquired {
 }
 
 impl SrsCache {
-    /// A cache that loads through `planner` under reservations from `budget`.
-    pub fn new(budget: MemoryBudget, planner: Arc<dyn Planner>) -> SrsCache {
+    /// A cache that loads through `planner` under reservations from `budget`; TIMING-ONLY
+    /// parameter files are refused unless `allow_timing_only`.
+    pub fn new(
+        budget: MemoryBudget,
+        planner: Arc<dyn Planner>,
+        allow_timing_only: bool,
+    ) -> SrsCache {
         SrsCache {
             inner: Arc::new(Inner {
                 budget,
                 planner,
+                allow_timing_only,
                 state: Mutex::new(State {
                     hot: HashMap::new(),
                     known: HashMap::new(),
@@ -274,6 +288,24 @@ impl SrsCache {
         })
         .await
         .map_err(|e| EngineError::Internal(format!("SRS load task: {e}")))??;
+        let timing_only = srs.vk().is_timing_only();
+        if timing_only {
+            if !self.inner.allow_timing_only {
+                // Freed off the runtime like any other SRS.
+                crate::reaper::free((srs, prepared, reservation));
+                return Err(EngineError::Srs {
+                    circuit_id: circuit_id.to_string(),
+                    message: "the parameter file holds TIMING-ONLY parameters (gamma = delta = \
+                              the G2 generator): proofs made with them DO NOT VERIFY; the \
+                              daemon refuses them unless [allow] timing_only = true"
+                        .into(),
+                });
+            }
+            tracing::warn!(
+                circuit = %circuit_id,
+                "TIMING-ONLY parameters loaded ([allow] timing_only): proofs made with them DO NOT VERIFY; self-verification is off for them"
+            );
+        }
         // Account what is really held; a file larger than its points only shrinks it.
         let actual = srs.size_bytes() + prepared.as_ref().map_or(0, |p| p.bytes);
         if actual < reservation.bytes() {
@@ -286,6 +318,7 @@ impl SrsCache {
         let loaded = Arc::new(LoadedSrs {
             circuit_id: circuit_id.to_string(),
             srs,
+            timing_only,
             pvk: OnceLock::new(),
             prepared: prepared.map(|p| p.data),
         });
@@ -429,12 +462,14 @@ impl SrsCache {
                 tier: SrsTier::Hot,
                 size_bytes: e.reservation.bytes(),
                 ref_count: e.refs,
+                timing_only: e.loaded.timing_only,
             })
             .chain(st.known.iter().map(|(k, &(tier, size))| SrsEntryStatus {
                 circuit_id: k.clone(),
                 tier,
                 size_bytes: size,
                 ref_count: 0,
+                timing_only: false,
             }))
             .collect();
         v.sort_by(|a, b| (a.tier as u8, &a.circuit_id).cmp(&(b.tier as u8, &b.circuit_id)));
@@ -509,7 +544,8 @@ mod tests {
     /// checking it, and kept it forever.
     #[tokio::test]
     async fn unknown_ids_leave_nothing_behind_and_loads_clean_up() {
-        let cache = SrsCache::new(MemoryBudget::new(1 << 30), Arc::new(OneCircuit));
+        // Its one SRS is made of generators: TIMING-ONLY, allowed here.
+        let cache = SrsCache::new(MemoryBudget::new(1 << 30), Arc::new(OneCircuit), true);
         for i in 0..1000 {
             let id = format!("{i}-{}", "x".repeat(1000));
             assert!(matches!(

@@ -399,3 +399,64 @@ async fn one_device_retries_once_then_fails_the_job() {
     assert!(d.quarantined && d.errors == 4, "{d:?}");
     e.shutdown(Duration::from_secs(5)).await;
 }
+
+/// Issue 12 item 2: TIMING-ONLY parameters (γ = δ = the G2 generator, as `fake_srs` makes
+/// them) are refused unless allowed; allowed, the job completes without the self-check even
+/// with self_verify on, and its result, and the SRS's status, say the proof does not verify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timing_only_parameters_are_refused_unless_allowed_and_then_said() {
+    let planner = || FakePlanner {
+        partitions: 2,
+        constraints: 1024,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let mut config = sim_config((1 << 26) + fake_srs(100).size_bytes());
+    config.allow_timing_only = false;
+    let e = Engine::new(
+        config.clone(),
+        vec![Arc::new(FakeBackend::new(1, 0))],
+        Arc::new(planner()),
+    )
+    .expect("engine");
+    let job = e.submit(req("refused", b"ok")).unwrap().job_id;
+    match e.wait(&job, None).await.unwrap().state {
+        JobState::Failed { error } => {
+            assert!(error.contains("TIMING-ONLY"), "{error}");
+            assert!(error.contains("[allow] timing_only"), "{error}");
+        }
+        s => panic!("{s:?}"),
+    }
+    assert!(matches!(
+        e.preload_srs("fake").await,
+        Err(EngineError::Srs { .. })
+    ));
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(
+        e.budget().reserved(),
+        0,
+        "the refused load left nothing reserved"
+    );
+
+    config.allow_timing_only = true;
+    // On: the fake proofs would fail it, so passing shows it was skipped.
+    config.self_verify = true;
+    let e = Engine::new(
+        config,
+        vec![Arc::new(FakeBackend::new(1, 0))],
+        Arc::new(planner()),
+    )
+    .expect("engine");
+    let job = e.submit(req("allowed", b"ok")).unwrap().job_id;
+    let out = e.wait(&job, None).await.unwrap();
+    assert!(matches!(out.state, JobState::Completed { .. }), "{out:?}");
+    let note = out.note.expect("a timing-only note");
+    assert!(note.contains("DOES NOT VERIFY"), "{note}");
+    let srs = e.status().srs;
+    assert!(
+        srs.iter().any(|s| s.circuit_id == "fake" && s.timing_only),
+        "{srs:?}"
+    );
+    e.shutdown(Duration::from_secs(5)).await;
+}

@@ -200,7 +200,7 @@ pub fn porep_like_partition(shape: &PartitionShape, seed: u64) -> Synthesized {
 
 /// Whether `srs` looks like one made by [`timing_only_srs`] (γ = δ = the G2 generator).
 pub fn is_timing_only(srs: &Srs) -> bool {
-    srs.vk().gamma_g2 == G2Affine::generator() && srs.vk().delta_g2 == G2Affine::generator()
+    srs.vk().is_timing_only()
 }
 
 /// Suggested file name for TIMING-ONLY parameters; it says so.

@@ -64,6 +64,16 @@ pub struct VerifyingKey {
     pub ic: Vec<G1Affine>,
 }
 
+impl VerifyingKey {
+    /// Whether these are TIMING-ONLY parameters (γ = δ = the G2 generator), as the benchmark
+    /// generators write them. A real setup draws γ and δ at random, so it never has this
+    /// marker; proofs made with such parameters do not verify.
+    pub fn is_timing_only(&self) -> bool {
+        use group::prime::PrimeCurveAffine;
+        self.gamma_g2 == G2Affine::generator() && self.delta_g2 == G2Affine::generator()
+    }
+}
+
 /// Groth16 proving parameters for one circuit shape.
 ///
 /// The fields are private: [`Srs::id`] is a key prover backends trust for device-resident

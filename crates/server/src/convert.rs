@@ -147,6 +147,7 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                 } as i32,
                 size_bytes: e.size_bytes,
                 ref_count: e.ref_count,
+                timing_only: e.timing_only,
             })
             .collect(),
         queues: s

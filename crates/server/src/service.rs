@@ -87,6 +87,8 @@ fn await_response(outcome: JobOutcome) -> AwaitProofResponse {
     let status = match outcome.state {
         JobState::Completed { proof } => {
             resp.proof = proof;
+            // E.g. TIMING-ONLY parameters: the proof does not verify.
+            resp.error_message = outcome.note.unwrap_or_default();
             await_proof_response::Status::Completed
         }
         JobState::Failed { error } => {

@@ -29,7 +29,11 @@ pub(crate) async fn finalize(sh: &Shared, p: Partition<Started>) -> Option<Parti
         reservation,
         flight,
     } = held;
-    let self_verify = sh.config.self_verify;
+    // TIMING-ONLY parameters (allowed by config) make proofs that cannot verify.
+    let self_verify = sh.config.self_verify && !srs.timing_only;
+    if srs.timing_only {
+        p.job.progress.lock().timing_only = true;
+    }
     // The self-check is the public inputs' last use, unless a retry may need them again.
     let public_inputs = if p.retry.is_some() {
         p.public_inputs.clone()

@@ -313,7 +313,7 @@ impl Shared {
         let request_pool = budget
             .try_acquire(config.request_buffer_bytes, Category::Requests)
             .ok_or_else(|| EngineError::Config("request buffer does not fit the budget".into()))?;
-        let srs = SrsCache::new(budget.clone(), planner.clone());
+        let srs = SrsCache::new(budget.clone(), planner.clone(), config.allow_timing_only);
         let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
         {
             // Kept partition buffers go first (cheap to make again), then idle SRSs.

@@ -341,7 +341,8 @@ impl Planner for FakePlanner {
     }
 }
 
-/// An SRS of generator points: `points` real G1 points in `h`.
+/// An SRS of generator points: `points` real G1 points in `h`. γ = δ = the G2 generator, so
+/// the engine sees TIMING-ONLY parameters (which they are: fake proofs).
 pub fn fake_srs(points: usize) -> Srs {
     let g1 = G1Affine::generator();
     let g2 = G2Affine::generator();
@@ -357,9 +358,11 @@ pub fn fake_srs(points: usize) -> Srs {
     Srs::new(vk, vec![g1; points], vec![], vec![], vec![], vec![])
 }
 
-/// A simulation config: `budget` bytes plus the request buffer, no self-check (fake proofs).
+/// A simulation config: `budget` bytes plus the request buffer, no self-check (fake proofs
+/// from [`fake_srs`]'s TIMING-ONLY parameters, which it allows).
 pub fn sim_config(budget: u64) -> Config {
     let mut c = Config::default_for_machine();
+    c.allow_timing_only = true;
     c.request_buffer_bytes = 1 << 20;
     c.budget_bytes = budget + c.request_buffer_bytes;
     c.self_verify = false;
