@@ -31,6 +31,27 @@ pub enum GenCommand {
     /// requests of the real shapes with random values instead, no sealing, no parameters;
     /// proofs made from them do not verify.
     Testdata(TestdataArgs),
+    /// Write TIMING-ONLY parameters for a real Filecoin circuit (`porep-32g`, `snap-32g`,
+    /// `wpost-32g`, `winning-32g`, ...) under Filecoin's file names: the exact section counts
+    /// of its blank circuit, successive multiples of the generators for points. For
+    /// benchmarks: proofs made with them DO NOT VERIFY, and `cuzk daemon` refuses them unless
+    /// `[allow] timing_only = true`.
+    TimingParams(TimingParamsArgs),
+}
+
+/// Arguments of `cuzk gen timing-params`.
+#[derive(Args)]
+pub struct TimingParamsArgs {
+    /// The circuit id (`porep-32g`, `snap-32g`, `wpost-32g`, `winning-32g`, `porep-2k`, ...).
+    #[arg(long)]
+    pub circuit: String,
+    /// Output directory (use it as the daemon's `srs.params_dir`); the files inside carry
+    /// Filecoin's names, so a note file beside them says what they are.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Print the section counts and stop (no points, no files).
+    #[arg(long)]
+    pub count_only: bool,
 }
 
 /// Arguments of `cuzk gen testdata`.
@@ -75,7 +96,63 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
     match args.cmd {
         GenCommand::Params(p) => run_params(p),
         GenCommand::Testdata(t) => run_testdata(t),
+        GenCommand::TimingParams(t) => run_timing_params(t),
     }
+}
+
+/// The note written beside TIMING-ONLY parameters, whose file names cannot say it.
+pub const TIMING_ONLY_NOTE_FILE: &str = "TIMING-ONLY-PARAMETERS-DO-NOT-VERIFY.txt";
+
+fn run_timing_params(args: TimingParamsArgs) -> anyhow::Result<()> {
+    let id: cuzk_filecoin::CircuitId = args
+        .circuit
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--circuit {}: {e}", args.circuit))?;
+    eprintln!(
+        "WARNING: TIMING-ONLY PARAMETERS for {id}: no trusted setup behind them; proofs made \
+         with them DO NOT VERIFY"
+    );
+    let t = Instant::now();
+    let s = cuzk_filecoin::params::param_sections(id)
+        .with_context(|| format!("counting {id}'s blank circuit"))?;
+    println!(
+        "{id}: {} constraints; sections ic {} h {} l {} a {} b {} (counted in {:.1} s)",
+        s.constraints,
+        s.ic,
+        s.h,
+        s.l,
+        s.a,
+        s.b,
+        t.elapsed().as_secs_f64()
+    );
+    if args.count_only {
+        return Ok(());
+    }
+    let t = Instant::now();
+    let srs = cuzk_cuda::timing::timing_only_srs_of(&s);
+    println!(
+        "points: {:.1} GiB in {:.1} s",
+        srs.size_bytes() as f64 / (1u64 << 30) as f64,
+        t.elapsed().as_secs_f64()
+    );
+    let t = Instant::now();
+    let files = cuzk_filecoin::params::write_filecoin_params(id, &srs, &args.out)
+        .with_context(|| format!("writing into {}", args.out.display()))?;
+    let note = args.out.join(TIMING_ONLY_NOTE_FILE);
+    let text = format!(
+        "{} in this directory are TIMING-ONLY parameters for {id} (written by `cuzk gen \
+         timing-params`): the real file names and section counts, but points with no trusted \
+         setup behind them (gamma = delta = the G2 generator). Proofs made with them DO NOT \
+         VERIFY. cuzk daemon refuses them unless [allow] timing_only = true.\n",
+        files.params
+    );
+    std::fs::write(&note, text).with_context(|| format!("writing {}", note.display()))?;
+    println!(
+        "wrote {} (+ .vk, .meta, {TIMING_ONLY_NOTE_FILE}) in {:.1} s",
+        files.params_path(&args.out).display(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {

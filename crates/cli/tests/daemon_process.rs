@@ -429,3 +429,127 @@ fn critical_and_high_overtake_a_saturating_porep_load_in_the_real_daemon() {
     sigterm(d.child.id());
     assert!(wait_exit(&mut d.child, Duration::from_secs(120)).success());
 }
+
+/// Issue 12 item 2 at 2 KiB: `cuzk gen timing-params` writes a real circuit's TIMING-ONLY
+/// parameters under Filecoin's names with its blank circuit's section counts; `cuzk daemon`
+/// refuses them by default, and with `[allow] timing_only` proves with them and says in the
+/// result that the proof does not verify.
+#[test]
+fn timing_only_parameters_are_refused_by_default_and_labelled_when_allowed() {
+    use cuzk_filecoin::testdata::{ensure, TestdataOptions};
+    use cuzk_server::proto::AwaitProofRequest;
+    let data = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-testdata-2k");
+    ensure(&TestdataOptions {
+        out: data.clone(),
+        sector_size: cuzk_filecoin::SectorSize::S2KiB,
+        seed: 0x5eed_2c1d,
+        params: true,
+    })
+    .expect("2 KiB test data");
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("timing-params");
+    let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["gen", "timing-params", "--circuit", "wpost-2k", "--out"])
+        .arg(&params)
+        .output()
+        .expect("run cuzk gen timing-params");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DO NOT VERIFY"));
+    let id: cuzk_filecoin::CircuitId = "wpost-2k".parse().unwrap();
+    let files = id.param_files().unwrap();
+    let (srs, _) = cuzk_groth16::params::read_params(
+        &files.params_path(&params),
+        &cuzk_groth16::params::ReadOptions::default(),
+    )
+    .expect("the written file reads back");
+    assert!(srs.vk().is_timing_only());
+    let s = cuzk_filecoin::params::param_sections(id).unwrap();
+    assert_eq!(
+        (
+            srs.vk().ic.len(),
+            srs.h().len(),
+            srs.l().len(),
+            srs.a().len(),
+            srs.b_g1().len()
+        ),
+        (s.ic, s.h, s.l, s.a, s.b)
+    );
+    assert!(params
+        .join("TIMING-ONLY-PARAMETERS-DO-NOT-VERIFY.txt")
+        .exists());
+
+    let manifest = data.join(cuzk_filecoin::testdata::MANIFEST);
+    let wpost = cuzk_bench::request_file::load(&manifest, Some("wpost"))
+        .expect("wpost template")
+        .request;
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    for allow in [false, true] {
+        let ddir = tempfile::tempdir().unwrap();
+        let config = format!(
+            "[memory]\nbudget = \"4GiB\"\n[srs]\nparams_dir = \"{}\"\n[allow]\ntiming_only = {allow}\n",
+            params.display()
+        );
+        let cache = format!("{}/", params.display());
+        let mut d = spawn_daemon_with(
+            ddir.path(),
+            &config,
+            &[
+                ("FIL_PROOFS_PARAMETER_CACHE", params.as_path()),
+                ("FIL_PROOFS_CACHE_DIR", Path::new(&cache)),
+            ],
+        );
+        let r = rt.block_on(async {
+            let mut c = cuzk_server::client::connect(&d.addr)
+                .await
+                .expect("connect");
+            let mut req = wpost.clone();
+            req.request_id = format!("timing-{allow}");
+            let job = c
+                .submit_proof(req)
+                .await
+                .expect("submit")
+                .into_inner()
+                .job_id;
+            c.await_proof(AwaitProofRequest {
+                job_id: job,
+                timeout_ms: 120_000,
+            })
+            .await
+            .expect("await")
+            .into_inner()
+        });
+        if allow {
+            assert_eq!(
+                r.status,
+                await_proof_response::Status::Completed as i32,
+                "{}",
+                r.error_message
+            );
+            assert!(
+                r.error_message.contains("DOES NOT VERIFY"),
+                "{}",
+                r.error_message
+            );
+            assert_eq!(r.proof.len(), PROOF_BYTES);
+        } else {
+            assert_eq!(r.status, await_proof_response::Status::Failed as i32);
+            assert!(
+                r.error_message.contains("TIMING-ONLY"),
+                "{}",
+                r.error_message
+            );
+            assert!(
+                r.error_message.contains("[allow] timing_only"),
+                "{}",
+                r.error_message
+            );
+        }
+        sigterm(d.child.id());
+        assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
+    }
+}

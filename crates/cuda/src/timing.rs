@@ -5,6 +5,7 @@
 //! real layout, but no toxic waste links them: **proofs made with them DO NOT VERIFY**. Every
 //! function here says so in its name or docs, and the writer puts it in the file name.
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use cuzk_groth16::setup::Sections;
 use cuzk_groth16::{Density, Srs, Synthesized, VerifyingKey};
 use ff::Field;
 use group::{prime::PrimeCurveAffine, Curve, Group};
@@ -110,13 +111,26 @@ pub fn timing_only_srs(shape: &PartitionShape) -> Srs {
     let n = 1usize << shape.log_n;
     let nb_aux = popcount(&density(shape.aux, B_SEED, shape.b_percent));
     let na_aux = popcount(&density(shape.aux, A_SEED, shape.a_percent));
-    let na = shape.inputs + na_aux;
-    let nb = shape.inputs + nb_aux;
+    timing_only_srs_of(&Sections {
+        constraints: shape.constraints(),
+        ic: shape.inputs,
+        h: n - 1,
+        l: shape.aux,
+        a: shape.inputs + na_aux,
+        b: shape.inputs + nb_aux,
+    })
+}
+
+/// TIMING-ONLY parameters with exactly the section counts `s` (e.g. a real circuit's, from
+/// `cuzk_groth16::setup::sections` of its blank circuit): the layout and sizes of the real
+/// file, successive multiples of the generators for points. Proofs made with them DO NOT
+/// VERIFY; `VerifyingKey::is_timing_only` recognises them (γ = δ = the G2 generator).
+pub fn timing_only_srs_of(s: &Sections) -> Srs {
     let g1 = multiples(
         G1Projective::generator(),
-        (n - 1).max(shape.aux).max(na).max(nb),
+        s.h.max(s.l).max(s.a).max(s.b).max(s.ic).max(5),
     );
-    let g2 = multiples(G2Projective::generator(), nb.max(1));
+    let g2 = multiples(G2Projective::generator(), s.b.max(1));
     let vk = VerifyingKey {
         alpha_g1: g1[1],
         beta_g1: g1[2],
@@ -124,15 +138,15 @@ pub fn timing_only_srs(shape: &PartitionShape) -> Srs {
         gamma_g2: G2Affine::generator(),
         delta_g1: g1[4],
         delta_g2: G2Affine::generator(),
-        ic: g1[..shape.inputs].to_vec(),
+        ic: g1[..s.ic].to_vec(),
     };
-    let h: Vec<G1Affine> = g1[..n - 1].to_vec();
-    let l = g1[..shape.aux].to_vec();
-    let b_g1 = g1[..nb].to_vec();
+    let h: Vec<G1Affine> = g1[..s.h].to_vec();
+    let l = g1[..s.l].to_vec();
+    let b_g1 = g1[..s.b].to_vec();
     let mut a = g1;
-    a.truncate(na);
+    a.truncate(s.a);
     let mut b_g2 = g2;
-    b_g2.truncate(nb);
+    b_g2.truncate(s.b);
     Srs::new(vk, h, l, a, b_g1, b_g2)
 }
 

@@ -226,6 +226,21 @@ pub fn generate_test_params(id: CircuitId, rng: &mut impl RngCore) -> Result<cuz
     with_blank_circuit(id, GenerateParams { rng })?
 }
 
+struct SectionsOf;
+
+impl CircuitVisitor for SectionsOf {
+    type Output = Result<cuzk_groth16::setup::Sections>;
+    fn visit<C: Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output {
+        Ok(cuzk_groth16::setup::sections(circuit)?)
+    }
+}
+
+/// The section counts of circuit `id`'s parameter file, from its blank circuit (no
+/// matrices built: a 32 GiB PoRep partition takes about a minute of one core).
+pub fn param_sections(id: CircuitId) -> Result<cuzk_groth16::setup::Sections> {
+    with_blank_circuit(id, SectionsOf)?
+}
+
 /// Writes `srs` as circuit `id`'s `.params`, `.vk` and `.meta` in `dir` (the files
 /// filecoin-proofs reads from `FIL_PROOFS_PARAMETER_CACHE`).
 pub fn write_filecoin_params(
@@ -249,6 +264,29 @@ pub fn write_filecoin_params(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The blank circuits' section counts equal those of parameters generated from them (the
+    /// two small 2 KiB circuits; `setup::sections` itself is checked against generated
+    /// parameters in cuzk-groth16).
+    #[test]
+    fn param_sections_match_generated_parameters_at_2k() {
+        use rand_chacha::ChaCha8Rng;
+        use rand_core::SeedableRng;
+        for id in ["wpost-2k", "winning-2k"] {
+            let id: CircuitId = id.parse().unwrap();
+            let s = param_sections(id).unwrap();
+            let srs = generate_test_params(id, &mut ChaCha8Rng::seed_from_u64(1)).unwrap();
+            let got = (
+                srs.vk().ic.len(),
+                srs.h().len(),
+                srs.l().len(),
+                srs.a().len(),
+                srs.b_g1().len(),
+            );
+            assert_eq!((s.ic, s.h, s.l, s.a, s.b), got, "{id}");
+            assert_eq!(s.b, srs.b_g2().len(), "{id}");
+        }
+    }
 
     #[test]
     fn file_names_come_from_the_filecoin_crates() {

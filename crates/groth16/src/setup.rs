@@ -24,6 +24,9 @@
 //! domain 2^22), ~2 s at 2^16 (`bench/RESULTS.md`).
 mod assembly;
 mod fixed_base;
+mod sections;
+
+pub use sections::{sections, Sections};
 
 use crate::error::Error;
 use crate::params::{Srs, VerifyingKey};
