@@ -146,7 +146,10 @@ async fn prover_stays_busy_when_synthesis_is_faster() {
         "prover busy {:.2}% between first and last start",
         busy * 100.0
     );
-    assert!(busy > 0.95, "prover idle {:.1}%", (1.0 - busy) * 100.0);
+    // A scheduling check, not a speed goal: synthesis is five times faster than the prover,
+    // so a starving pipeline shows tens of percent idle. 94% was seen on this 2-core box
+    // with a compiler running beside it, hence 90%.
+    assert!(busy > 0.90, "prover idle {:.1}%", (1.0 - busy) * 100.0);
     e.shutdown(Duration::from_secs(5)).await;
 }
 
