@@ -6,7 +6,7 @@ use crate::error::{invalid, Result, Step};
 use crate::report::{Report, Row};
 use crate::request_file::Template;
 use crate::timeline;
-use cuzk_server::client::{self, Client};
+use cuzk_server::client::{self, Client, Dial};
 use cuzk_server::proto::{
     await_proof_response, EvictSrsRequest, GetStatusRequest, GetTimelineRequest, PreloadSrsRequest,
     ProveRequest,
@@ -17,10 +17,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-async fn connect(addr: &str) -> Result<Client> {
-    client::connect(addr)
-        .await
-        .with_step(|| format!("connecting to the daemon at {addr} (is `cuzk daemon` running?)"))
+async fn connect(d: &Dial) -> Result<Client> {
+    client::dial(d).await.with_step(|| {
+        format!(
+            "connecting to the daemon at {} (is `cuzk daemon` running?)",
+            d.addr
+        )
+    })
 }
 
 /// How to run a load.
@@ -40,7 +43,7 @@ pub struct LoadOptions {
 
 /// Sends `opts.jobs` requests (templates round-robin), `opts.concurrency` at a time, through
 /// the daemon at `addr`, and collects the report.
-pub async fn run_load(addr: &str, templates: Vec<Template>, opts: &LoadOptions) -> Result<Report> {
+pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions) -> Result<Report> {
     if templates.is_empty() {
         return Err(invalid!("nothing to send"));
     }
@@ -205,7 +208,7 @@ pub async fn run_load(addr: &str, templates: Vec<Template>, opts: &LoadOptions) 
 
 /// Sends `opts.jobs` requests of `template` through the daemon at `addr`, prints the report,
 /// and fails when some did not complete (`cuzk bench single|batch`).
-pub async fn run_batch(addr: &str, template: Template, opts: &LoadOptions) -> Result<()> {
+pub async fn run_batch(addr: &Dial, template: Template, opts: &LoadOptions) -> Result<()> {
     let report = run_load(addr, vec![template], opts).await?;
     report.print();
     failures(&report)
@@ -229,7 +232,7 @@ pub fn failures(report: &Report) -> Result<()> {
 }
 
 /// Loads `circuit_id`'s SRS in the daemon at `addr` ahead of use, and prints what happened.
-pub async fn preload(addr: &str, circuit_id: &str) -> Result<()> {
+pub async fn preload(addr: &Dial, circuit_id: &str) -> Result<()> {
     let mut c = connect(addr).await?;
     let r = c
         .preload_srs(PreloadSrsRequest {
@@ -251,7 +254,7 @@ pub async fn preload(addr: &str, circuit_id: &str) -> Result<()> {
 }
 
 /// Drops `circuit_id`'s SRS from the daemon at `addr`, and prints what was freed.
-pub async fn evict(addr: &str, circuit_id: &str) -> Result<()> {
+pub async fn evict(addr: &Dial, circuit_id: &str) -> Result<()> {
     let mut c = connect(addr).await?;
     let r = c
         .evict_srs(EvictSrsRequest {
@@ -272,10 +275,10 @@ pub async fn evict(addr: &str, circuit_id: &str) -> Result<()> {
 }
 
 /// Prints `GetStatus` for people.
-pub async fn print_status(addr: &str) -> Result<()> {
+pub async fn print_status(addr: &Dial) -> Result<()> {
     let mut c = connect(addr).await?;
     let s = c.get_status(GetStatusRequest {}).await?.into_inner();
-    println!("daemon at {addr}: up {} s", s.uptime_seconds);
+    println!("daemon at {}: up {} s", addr.addr, s.uptime_seconds);
     println!(
         "proofs: {} completed, {} failed, {} cancelled",
         s.total_proofs_completed, s.total_proofs_failed, s.total_proofs_cancelled

@@ -81,7 +81,13 @@ pub async fn run(engine: Arc<Engine>, templates: Vec<Template>, opts: &DemoOptio
         timeline: Some(opts.timeline.clone()),
         progress: true,
     };
-    let report = match run_load(&addr, templates, &load).await {
+    let report = match run_load(
+        &cuzk_server::client::Dial::new(addr.as_str()),
+        templates,
+        &load,
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => {
             let _ = daemon.shutdown().await;

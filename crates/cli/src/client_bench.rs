@@ -28,6 +28,27 @@ pub struct AddrArgs {
     /// Daemon address: `unix:///path.sock` or `host:port`.
     #[arg(long, short = 'a', env = "CUZK_ADDR", default_value = DEFAULT_ADDR)]
     pub addr: String,
+    /// File holding the daemon's bearer token (its `server.auth_token_file`), for a TCP
+    /// listener that asks for one; the same permission rules apply (not world-readable).
+    #[arg(long, env = "CUZK_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+}
+
+impl AddrArgs {
+    /// The address, and the token read from `--token-file`.
+    pub fn dial(&self) -> cuzk_bench::Result<cuzk_server::client::Dial> {
+        let token = match &self.token_file {
+            Some(p) => Some(
+                cuzk_server::AuthToken::from_file(p)
+                    .map_err(|e| cuzk_bench::BenchError::Invalid(format!("--token-file: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(cuzk_server::client::Dial {
+            addr: self.addr.clone(),
+            token,
+        })
+    }
 }
 
 /// `bench preload|evict`.
@@ -88,9 +109,9 @@ pub fn run(cmd: ClientBenchCmd) -> anyhow::Result<()> {
                 load(a).await
             }
             ClientBenchCmd::Batch(a) => load(a).await,
-            ClientBenchCmd::Status(a) => client::print_status(&a.addr).await,
-            ClientBenchCmd::Preload(a) => client::preload(&a.addr.addr, &a.circuit_id).await,
-            ClientBenchCmd::Evict(a) => client::evict(&a.addr.addr, &a.circuit_id).await,
+            ClientBenchCmd::Status(a) => client::print_status(&a.dial()?).await,
+            ClientBenchCmd::Preload(a) => client::preload(&a.addr.dial()?, &a.circuit_id).await,
+            ClientBenchCmd::Evict(a) => client::evict(&a.addr.dial()?, &a.circuit_id).await,
         }
     })?;
     Ok(())
@@ -136,5 +157,5 @@ async fn load(a: LoadArgs) -> cuzk_bench::Result<()> {
         timeline: a.timeline.clone(),
         progress: true,
     };
-    client::run_batch(&a.addr.addr, template, &opts).await
+    client::run_batch(&a.addr.dial()?, template, &opts).await
 }

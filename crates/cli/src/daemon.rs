@@ -206,6 +206,22 @@ mod tests {
     }
 
     #[test]
+    fn session_4_keys_parse() {
+        let c = parse_config(
+            "[server]\nmax_streams_per_connection = 8\n[pipeline]\nquarantine_after = 2\n\
+             [allow]\ntiming_only = true\n",
+        )
+        .unwrap();
+        assert_eq!(c.serve.max_streams_per_connection, 8);
+        assert_eq!(c.engine.quarantine_after, 2);
+        assert!(c.engine.allow_timing_only);
+        let d = parse_config("").unwrap();
+        assert!(!d.engine.allow_timing_only && d.engine.quarantine_after == 3);
+        assert!(parse_config("[server]\nmax_streams_per_connection = 0").is_err());
+        assert!(parse_config("[pipeline]\nquarantine_after = 0").is_err());
+    }
+
+    #[test]
     fn example_config_parses() {
         let text = include_str!("../../../cuzk.example.toml");
         parse_config(text).expect("cuzk.example.toml is valid");

@@ -553,3 +553,65 @@ fn timing_only_parameters_are_refused_by_default_and_labelled_when_allowed() {
         assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
     }
 }
+
+/// `cuzk status --token-file` against a daemon whose TCP listener wants a bearer token:
+/// with the token it answers, without it the daemon refuses (UNAUTHENTICATED).
+#[test]
+fn client_commands_send_the_token_file_to_a_token_protected_tcp_listener() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "0123456789abcdef0123456789abcdef\n").unwrap();
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let cfg = dir.path().join("cuzk.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[memory]\nbudget = \"2GiB\"\n[server]\nauth_token_file = \"{}\"\n",
+            token.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(["daemon", "--config"])
+        .arg(&cfg)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn cuzk daemon");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("a line").expect("readable");
+    let addr = first
+        .strip_prefix("cuzk daemon listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+        .to_string();
+    std::thread::spawn(move || for _ in lines {});
+    let status = |with_token: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cuzk"));
+        c.args(["status", "--addr", &addr])
+            .env_remove("CUZK_TOKEN_FILE");
+        if with_token {
+            c.arg("--token-file").arg(&token);
+        }
+        c.output().expect("run cuzk status")
+    };
+    let ok = status(true);
+    assert!(
+        ok.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&ok.stdout),
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("up "));
+    let refused = status(false);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("Unauthenticated") || err.contains("UNAUTHENTICATED"),
+        "{err}"
+    );
+    sigterm(child.id());
+    assert!(wait_exit(&mut child, Duration::from_secs(60)).success());
+}

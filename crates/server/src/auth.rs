@@ -44,6 +44,12 @@ impl AuthToken {
         Ok(Self(t.as_bytes().into()))
     }
 
+    /// The token's text (visible ASCII, checked at construction), for a client's header.
+    pub(crate) fn reveal(&self) -> &str {
+        // Only visible ASCII gets in (see `new`).
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+
     /// Reads the token from `path`. A file that others (not owner, not group) may read or
     /// write is refused: the secret would not be one.
     pub fn from_file(path: &Path) -> Result<Self, ServerError> {

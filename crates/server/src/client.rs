@@ -1,17 +1,59 @@
 //! A tonic client for the daemon that dials `unix:///path.sock` or `host:port` with the
-//! protocol's 256 MiB message limits; used by the CLI (bench, status, demo) and the tests.
+//! protocol's 256 MiB message limits, and sends the bearer token a TCP listener may ask for;
+//! used by the CLI (bench, status, demo) and the tests.
+use crate::auth::AuthToken;
 use crate::listen::{BoundAddr, ListenAddr};
 use crate::proto::proving_engine_client::ProvingEngineClient;
 use crate::{ServerError, DEFAULT_MAX_MESSAGE_BYTES};
 use hyper_util::rt::TokioIo;
 use std::path::PathBuf;
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint, Uri};
 
-/// The generated client over a tonic channel.
-pub type Client = ProvingEngineClient<Channel>;
+/// The generated client over a tonic channel, adding the bearer token (if any) to every call.
+pub type Client = ProvingEngineClient<InterceptedService<Channel, Bearer>>;
 
-/// Connects to a daemon at `addr` (`unix:///path.sock` or `host:port`).
+/// Adds `authorization: Bearer <token>` to every request when it holds a token.
+#[derive(Clone, Default)]
+pub struct Bearer(Option<MetadataValue<Ascii>>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
+}
+
+/// Where a daemon is, and the token its TCP listener wants (`server.auth_token_file`).
+#[derive(Clone, Debug)]
+pub struct Dial {
+    /// `unix:///path.sock` or `host:port`.
+    pub addr: String,
+    /// Sent as `authorization: Bearer <token>` when set (the unix socket never asks).
+    pub token: Option<AuthToken>,
+}
+
+impl Dial {
+    /// `addr` with no token.
+    pub fn new(addr: impl Into<String>) -> Dial {
+        Dial {
+            addr: addr.into(),
+            token: None,
+        }
+    }
+}
+
+/// Connects to a daemon at `addr` (`unix:///path.sock` or `host:port`), sending no token.
 pub async fn connect(addr: &str) -> Result<Client, ServerError> {
+    dial(&Dial::new(addr)).await
+}
+
+/// Connects as `d` says (address and token).
+pub async fn dial(d: &Dial) -> Result<Client, ServerError> {
+    let addr = d.addr.as_str();
     let addr: ListenAddr = addr.parse()?;
     let channel = match addr {
         ListenAddr::Tcp(hostport) => Endpoint::from_shared(format!("http://{hostport}"))
@@ -21,7 +63,18 @@ pub async fn connect(addr: &str) -> Result<Client, ServerError> {
             .map_err(ServerError::Transport)?,
         ListenAddr::Unix(path) => connect_unix(path).await?,
     };
-    Ok(with_limits(ProvingEngineClient::new(channel)))
+    let bearer = match &d.token {
+        Some(t) => Bearer(Some(format!("Bearer {}", t.reveal()).parse().map_err(
+            |_| ServerError::ConfigValue {
+                field: "token",
+                reason: "not a valid header value".into(),
+            },
+        )?)),
+        None => Bearer(None),
+    };
+    Ok(with_limits(ProvingEngineClient::with_interceptor(
+        channel, bearer,
+    )))
 }
 
 /// Connects to the address a [`crate::Daemon`] reports.
