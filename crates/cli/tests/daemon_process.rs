@@ -35,16 +35,26 @@ fn spawn_daemon(dir: &Path, config: &str) -> DaemonProcess {
 
 /// [`spawn_daemon`] with extra environment variables.
 fn spawn_daemon_with(dir: &Path, config: &str, envs: &[(&str, &Path)]) -> DaemonProcess {
+    let sock = format!("unix://{}", dir.join("d.sock").display());
+    spawn_daemon_on(dir, config, envs, &sock)
+}
+
+/// [`spawn_daemon_with`] listening on `listen` (a unix socket or TCP address).
+fn spawn_daemon_on(
+    dir: &Path,
+    config: &str,
+    envs: &[(&str, &Path)],
+    listen: &str,
+) -> DaemonProcess {
     let cfg = dir.join("cuzk.toml");
     std::fs::write(&cfg, config).unwrap();
-    let sock = dir.join("d.sock");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk"))
         .envs(envs.iter().map(|(k, v)| (*k, *v)))
         .arg("daemon")
         .arg("--config")
         .arg(&cfg)
         .arg("--listen")
-        .arg(format!("unix://{}", sock.display()))
+        .arg(listen)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -289,24 +299,29 @@ fn daemon_refuses_synthetic_requests_unless_allowed() {
     assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
 }
 
-/// Issue 15 item 8, the real daemon: `cuzk daemon` with the CPU prover and real 2 KiB
-/// circuits, saturated with PoRep jobs (one 2.7 M-constraint partition each at 2 KiB). A
-/// CRITICAL WinningPoSt must wait
-/// for a prover at most one PoRep partition's prover time, a HIGH WindowPoSt at most two
-/// (plus 25% for this shared 2-core machine), measured from the daemon's own timeline.
-#[test]
-fn critical_and_high_overtake_a_saturating_porep_load_in_the_real_daemon() {
-    use cuzk_filecoin::testdata::{ensure, TestdataOptions};
-    use cuzk_server::proto::{AwaitProofRequest, GetTimelineRequest, Priority};
-    // The 2 KiB data every test binary of the target dir shares (cuzk-filecoin's seed).
+/// The 2 KiB data (parameters included) every test binary of the target dir shares, with
+/// cuzk-filecoin's seed: generated on first use, under a file lock.
+fn testdata_2k() -> std::path::PathBuf {
     let data = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-testdata-2k");
-    ensure(&TestdataOptions {
+    cuzk_filecoin::testdata::ensure(&cuzk_filecoin::testdata::TestdataOptions {
         out: data.clone(),
         sector_size: cuzk_filecoin::SectorSize::S2KiB,
         seed: 0x5eed_2c1d,
         params: true,
     })
     .expect("2 KiB test data");
+    data
+}
+
+/// Issue 15 item 8, the real daemon: `cuzk daemon` with the CPU prover and real 2 KiB
+/// circuits, saturated with PoRep jobs (one 2.7 M-constraint partition each at 2 KiB). A
+/// CRITICAL WinningPoSt must wait for a prover at most one PoRep partition's prover time, a
+/// HIGH WindowPoSt at most two (plus 25% for this shared 2-core machine), measured from the
+/// daemon's own timeline.
+#[test]
+fn critical_and_high_overtake_a_saturating_porep_load_in_the_real_daemon() {
+    use cuzk_server::proto::{AwaitProofRequest, GetTimelineRequest, Priority};
+    let data = testdata_2k();
     let manifest = data.join(cuzk_filecoin::testdata::MANIFEST);
     let template = |kind: &str| {
         cuzk_bench::request_file::load(&manifest, Some(kind))
@@ -436,16 +451,8 @@ fn critical_and_high_overtake_a_saturating_porep_load_in_the_real_daemon() {
 /// result that the proof does not verify.
 #[test]
 fn timing_only_parameters_are_refused_by_default_and_labelled_when_allowed() {
-    use cuzk_filecoin::testdata::{ensure, TestdataOptions};
     use cuzk_server::proto::AwaitProofRequest;
-    let data = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-testdata-2k");
-    ensure(&TestdataOptions {
-        out: data.clone(),
-        sector_size: cuzk_filecoin::SectorSize::S2KiB,
-        seed: 0x5eed_2c1d,
-        params: true,
-    })
-    .expect("2 KiB test data");
+    let data = testdata_2k();
     let dir = tempfile::tempdir().unwrap();
     let params = dir.path().join("timing-params");
     let out = Command::new(env!("CARGO_BIN_EXE_cuzk"))
@@ -563,31 +570,12 @@ fn client_commands_send_the_token_file_to_a_token_protected_tcp_listener() {
     let token = dir.path().join("token");
     std::fs::write(&token, "0123456789abcdef0123456789abcdef\n").unwrap();
     std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let cfg = dir.path().join("cuzk.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[memory]\nbudget = \"2GiB\"\n[server]\nauth_token_file = \"{}\"\n",
-            token.display()
-        ),
-    )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuzk"))
-        .args(["daemon", "--config"])
-        .arg(&cfg)
-        .args(["--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn cuzk daemon");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().expect("a line").expect("readable");
-    let addr = first
-        .strip_prefix("cuzk daemon listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-        .to_string();
-    std::thread::spawn(move || for _ in lines {});
+    let config = format!(
+        "[memory]\nbudget = \"2GiB\"\n[server]\nauth_token_file = \"{}\"\n",
+        token.display()
+    );
+    let mut d = spawn_daemon_on(dir.path(), &config, &[], "127.0.0.1:0");
+    let addr = d.addr.clone();
     let status = |with_token: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_cuzk"));
         c.args(["status", "--addr", &addr])
@@ -612,6 +600,6 @@ fn client_commands_send_the_token_file_to_a_token_protected_tcp_listener() {
         err.contains("Unauthenticated") || err.contains("UNAUTHENTICATED"),
         "{err}"
     );
-    sigterm(child.id());
-    assert!(wait_exit(&mut child, Duration::from_secs(60)).success());
+    sigterm(d.child.id());
+    assert!(wait_exit(&mut d.child, Duration::from_secs(60)).success());
 }
