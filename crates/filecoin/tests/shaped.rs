@@ -18,10 +18,6 @@
 //!   is checked to have the same structure, and the fixed part plus 2,349 per-sector parts
 //!   must give the real counts. `-- --ignored` runs the full count as well.
 //! - WinningPoSt: counted fully, and also through the planner's own synthesis closure.
-//!
-//! The binary counts each thread's allocations (below) to check what planning allocates.
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -31,44 +27,6 @@ use cuzk_filecoin::testdata::Manifest;
 use cuzk_filecoin::MemoryEstimate;
 use cuzk_filecoin::{plan, CircuitId, CircuitKind, ProofKind, ProofRequest, SectorSize};
 use cuzk_groth16::RecorderMode;
-
-/// The system allocator, adding every allocation's size to the allocating thread's total.
-struct Counting;
-
-thread_local! {
-    static ALLOCATED: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count(bytes: usize) {
-    let _ = ALLOCATED.try_with(|a| a.set(a.get() + bytes as u64));
-}
-
-/// Bytes this thread has allocated so far.
-fn allocated() -> u64 {
-    ALLOCATED.with(Cell::get)
-}
-
-// SAFETY: every call goes straight to `System` with the caller's own arguments.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size.saturating_sub(layout.size()));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static COUNTING: Counting = Counting;
 
 const SEED: u64 = 0x5eed_32a1;
 const SIZE: SectorSize = SectorSize::S32GiB;
@@ -245,34 +203,6 @@ fn wpost_32g_plans_one_partition_of_2349_sectors_of_the_real_circuit() {
         aux: whole(|c| c.aux),
     };
     assert_eq!(total, known(id), "{id}: fixed + {sectors} sectors");
-}
-
-/// Issue 15 item 3: planning partition k of a WindowPoSt deadline built `k × 2349`
-/// placeholder sectors to index the partition's own (~280 MB at the last partition, 2999,
-/// outside any budget). Planning the last partition must allocate what planning the first
-/// does, give or take a few MiB.
-#[test]
-fn wpost_plan_of_the_last_partition_allocates_no_placeholder_sectors() {
-    let req = request("wpost");
-    let at = |k: u32| {
-        let mut r = req.clone();
-        r.partition_index = k;
-        let before = allocated();
-        let p = plan(&r).unwrap_or_else(|e| panic!("partition {k}: {e}"));
-        let used = allocated() - before;
-        drop(p);
-        used
-    };
-    let (first, last) = (at(0), at(2999));
-    eprintln!(
-        "planning allocated {:.1} MiB at partition 0, {:.1} MiB at partition 2999",
-        first as f64 / (1 << 20) as f64,
-        last as f64 / (1 << 20) as f64
-    );
-    assert!(
-        last < first + (8 << 20),
-        "partition 2999 allocated {last} bytes, partition 0 {first}"
-    );
 }
 
 #[test]
