@@ -302,15 +302,9 @@ fn daemon_refuses_synthetic_requests_unless_allowed() {
 /// The 2 KiB data (parameters included) every test binary of the target dir shares, with
 /// cuzk-filecoin's seed: generated on first use, under a file lock.
 fn testdata_2k() -> std::path::PathBuf {
-    let data = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-testdata-2k");
-    cuzk_filecoin::testdata::ensure(&cuzk_filecoin::testdata::TestdataOptions {
-        out: data.clone(),
-        sector_size: cuzk_filecoin::SectorSize::S2KiB,
-        seed: 0x5eed_2c1d,
-        params: true,
-    })
-    .expect("2 KiB test data");
-    data
+    cuzk_filecoin::testdata::shared_2k(Path::new(env!("CARGO_TARGET_TMPDIR")))
+        .expect("2 KiB test data")
+        .0
 }
 
 /// Issue 15 item 8, the real daemon: `cuzk daemon` with the CPU prover and real 2 KiB

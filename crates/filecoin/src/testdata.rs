@@ -174,6 +174,28 @@ pub struct TestdataOptions {
     pub params: bool,
 }
 
+/// Seed of the 2 KiB test data that every test binary of a target dir shares.
+pub const SHARED_SEED: u64 = 0x5eed_2c1d;
+
+/// The directory of the shared 2 KiB test data under `tmp` (a target's
+/// `CARGO_TARGET_TMPDIR`).
+pub fn shared_dir(tmp: &Path) -> PathBuf {
+    tmp.join("cuzk-testdata-2k")
+}
+
+/// The shared 2 KiB test data under `tmp` (parameters included): generated on first use,
+/// reused after, safe from several processes at once (see [`ensure`]).
+pub fn shared_2k(tmp: &Path) -> Result<(PathBuf, Manifest)> {
+    let out = shared_dir(tmp);
+    let m = ensure(&TestdataOptions {
+        out: out.clone(),
+        sector_size: SectorSize::S2KiB,
+        seed: SHARED_SEED,
+        params: true,
+    })?;
+    Ok((out, m))
+}
+
 /// Returns the manifest in `opts.out` if it matches `opts` and its files are intact,
 /// otherwise generates everything. Safe to call from several processes at once.
 pub fn ensure(opts: &TestdataOptions) -> Result<Manifest> {

@@ -1,14 +1,11 @@
 //! Shared test fixture: one 2 KiB test-data directory (sector, requests, our parameters)
 //! generated once per `target` dir and reused by every test binary (file-locked).
 #![allow(dead_code)]
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
-use cuzk_filecoin::testdata::{ensure, Manifest, TestdataOptions};
-use cuzk_filecoin::{ProofRequest, SectorSize};
-
-/// Seed of the shared test data.
-pub const SEED: u64 = 0x5eed_2c1d;
+use cuzk_filecoin::testdata::{shared_2k, shared_dir, Manifest};
+use cuzk_filecoin::ProofRequest;
 
 static ENV: Once = Once::new();
 static DATA: OnceLock<(PathBuf, Manifest)> = OnceLock::new();
@@ -16,26 +13,19 @@ static DATA: OnceLock<(PathBuf, Manifest)> = OnceLock::new();
 /// The shared directory. filecoin-proofs reads `FIL_PROOFS_*` once per process, so this
 /// sets them before anything touches the Filecoin crates: call it first in every test.
 pub fn dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-testdata-2k");
+    let dir = shared_dir(Path::new(env!("CARGO_TARGET_TMPDIR")));
     ENV.call_once(|| {
-        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
-        std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", dir.display()));
+        cuzk_filecoin::params::set_parameter_dir(&dir);
+        cuzk_filecoin::params::set_cache_dir(&dir);
     });
     dir
 }
 
-/// The shared test data (generated on first use, including parameters).
+/// The shared test data (generated on first use, parameters included).
 pub fn data() -> &'static (PathBuf, Manifest) {
     DATA.get_or_init(|| {
-        let dir = dir();
-        let m = ensure(&TestdataOptions {
-            out: dir.clone(),
-            sector_size: SectorSize::S2KiB,
-            seed: SEED,
-            params: true,
-        })
-        .expect("generating test data");
-        (dir, m)
+        dir();
+        shared_2k(Path::new(env!("CARGO_TARGET_TMPDIR"))).expect("generating test data")
     })
 }
 

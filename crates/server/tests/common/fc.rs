@@ -7,26 +7,21 @@ use super::{start_with, TestDaemon, Transport};
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
 use cuzk_core::kinds::synthetic::SyntheticPlanner;
 use cuzk_core::kinds::Router;
-use cuzk_filecoin::testdata::{ensure, Manifest, TestdataOptions};
-use cuzk_filecoin::SectorSize;
+use cuzk_filecoin::testdata::{shared_2k, shared_dir, Manifest};
 use cuzk_server::proto::{Priority, SubmitProofRequest};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once, OnceLock};
-
-/// Seed of the shared test data (the same as `cuzk-filecoin`'s tests, so one copy serves
-/// every test binary of the target dir).
-const SEED: u64 = 0x5eed_2c1d;
 
 static ENV: Once = Once::new();
 static DATA: OnceLock<(PathBuf, Manifest)> = OnceLock::new();
 
-/// The shared directory. filecoin-proofs reads `FIL_PROOFS_*` once per process, so this sets
-/// them before anything touches the Filecoin crates: every test calls it first.
+/// The shared directory. filecoin-proofs reads `FIL_PROOFS_*` once per process, so this
+/// sets them before anything touches the Filecoin crates: call it first in every test.
 pub fn dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-testdata-2k");
+    let dir = shared_dir(Path::new(env!("CARGO_TARGET_TMPDIR")));
     ENV.call_once(|| {
-        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &dir);
-        std::env::set_var("FIL_PROOFS_CACHE_DIR", format!("{}/", dir.display()));
+        cuzk_filecoin::params::set_parameter_dir(&dir);
+        cuzk_filecoin::params::set_cache_dir(&dir);
     });
     dir
 }
@@ -34,15 +29,8 @@ pub fn dir() -> PathBuf {
 /// The shared test data (generated on first use, parameters included).
 pub fn data() -> &'static (PathBuf, Manifest) {
     DATA.get_or_init(|| {
-        let dir = dir();
-        let m = ensure(&TestdataOptions {
-            out: dir.clone(),
-            sector_size: SectorSize::S2KiB,
-            seed: SEED,
-            params: true,
-        })
-        .expect("generating test data");
-        (dir, m)
+        dir();
+        shared_2k(Path::new(env!("CARGO_TARGET_TMPDIR"))).expect("generating test data")
     })
 }
 
