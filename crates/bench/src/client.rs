@@ -3,7 +3,7 @@
 //! daemon's status polled for peaks, an optional timeline), and the admin calls behind
 //! `cuzk bench status|preload|evict` and `cuzk status`.
 use crate::error::{invalid, Result, Step};
-use crate::report::{Report, Row};
+use crate::report::{DeadlineTally, Report, Row};
 use crate::request_file::Template;
 use crate::timeline;
 use cuzk_server::client::{self, Client, Dial};
@@ -39,6 +39,10 @@ pub struct LoadOptions {
     pub timeline: Option<PathBuf>,
     /// Show a progress bar.
     pub progress: bool,
+    /// Stop at this time after the start: requests not sent by then are not sent, and those
+    /// still running are reported as unfinished at the deadline (not as failures; the daemon
+    /// keeps them). `None`: wait for all.
+    pub deadline: Option<Duration>,
 }
 
 /// Sends `opts.jobs` requests (templates round-robin), `opts.concurrency` at a time, through
@@ -107,13 +111,24 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
         .into_inner();
     let sem = Arc::new(tokio::sync::Semaphore::new(opts.concurrency.max(1)));
     let start = Instant::now();
+    let deadline = opts
+        .deadline
+        .map(|d| tokio::time::Instant::from_std(start) + d);
     let mut tasks = tokio::task::JoinSet::new();
+    let mut not_sent = 0;
     for i in 0..opts.jobs {
-        let permit = sem
-            .clone()
-            .acquire_owned()
-            .await
-            .step("the request semaphore")?;
+        let acquire = sem.clone().acquire_owned();
+        let permit = match deadline {
+            None => acquire.await,
+            Some(d) => match tokio::time::timeout_at(d, acquire).await {
+                Ok(p) => p,
+                Err(_) => {
+                    not_sent = opts.jobs - i;
+                    break;
+                }
+            },
+        }
+        .step("the request semaphore")?;
         let mut c = client.clone();
         let templates = templates.clone();
         let bar = bar.clone();
@@ -125,6 +140,7 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
             req.request_id = request_id;
             let resp = c.prove(ProveRequest { submit: Some(req) }).await;
             drop(permit);
+            let done_at = start.elapsed();
             let row = match resp {
                 Err(s) => Row {
                     label: t.label.clone(),
@@ -138,6 +154,7 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
                     total_ms: 0,
                     proof_bytes: 0,
                     verified: None,
+                    done_at,
                 },
                 Ok(r) => {
                     let r = r.into_inner().result.unwrap_or_default();
@@ -158,6 +175,7 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
                         total_ms: r.total_ms,
                         proof_bytes: r.proof.len(),
                         verified,
+                        done_at,
                     }
                 }
             };
@@ -166,10 +184,28 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
         });
     }
     let mut rows = Vec::with_capacity(opts.jobs);
-    while let Some(r) = tasks.join_next().await {
+    let mut unfinished = 0;
+    loop {
+        let next = match deadline {
+            None => tasks.join_next().await,
+            Some(d) => match tokio::time::timeout_at(d, tasks.join_next()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    unfinished = tasks.len();
+                    tasks.abort_all();
+                    break;
+                }
+            },
+        };
+        let Some(r) = next else { break };
         rows.push(r.step("a request task panicked")?);
     }
     let wall = start.elapsed();
+    let last_done = rows
+        .iter()
+        .map(|r| r.done_at)
+        .max()
+        .unwrap_or_default();
     bar.finish_and_clear();
     let _ = stop_tx.send(true);
     let (sampled_peak_reserved, sampled_peak_rss) = poller.await.unwrap_or((0, 0));
@@ -203,6 +239,12 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
         sampled_peak_rss,
         timeline: timeline_path,
         status_before,
+        deadline: opts.deadline.map(|d| DeadlineTally {
+            deadline: d,
+            unfinished,
+            not_sent,
+            last_done,
+        }),
     })
 }
 
@@ -321,8 +363,15 @@ pub async fn print_status(addr: &Dial) -> Result<()> {
         let tier = cuzk_server::proto::srs_status::Tier::try_from(x.tier)
             .map(|t| t.as_str_name())
             .unwrap_or("?");
+        let mut notes = String::new();
+        if x.host_copy_released {
+            notes.push_str("  host copy released (held in VRAM)");
+        }
+        if x.timing_only {
+            notes.push_str("  TIMING-ONLY: proofs DO NOT VERIFY");
+        }
         println!(
-            "  {:<16} {:<5} {:>12}  in use by {}",
+            "  {:<16} {:<5} {:>12}  in use by {}{notes}",
             x.circuit_id,
             tier,
             timeline::human_bytes(x.size_bytes),

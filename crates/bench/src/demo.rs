@@ -80,6 +80,7 @@ pub async fn run(engine: Arc<Engine>, templates: Vec<Template>, opts: &DemoOptio
         verify: true,
         timeline: Some(opts.timeline.clone()),
         progress: true,
+        deadline: None,
     };
     let report = match run_load(
         &cuzk_server::client::Dial::new(addr.as_str()),

@@ -153,6 +153,7 @@ impl Planner for TimingPlanner {
                     index,
                     public_inputs: t.inputs[1..].to_vec(),
                     shape_hint: Some(shape),
+                    shape_counted: false,
                     synthesize: std::sync::Arc::new(move |ctx: SynthesisContext| {
                         let Some(spent) = ctx.reuse else {
                             return Ok(copy_of(&t, None));

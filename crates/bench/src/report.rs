@@ -32,6 +32,22 @@ pub struct Row {
     pub proof_bytes: usize,
     /// Client-side check of a completed proof: None = not asked for (or not completed).
     pub verified: Option<Check>,
+    /// When the answer came, from the start of the run.
+    pub done_at: Duration,
+}
+
+/// What a run with a deadline left undone.
+#[derive(Clone, Copy, Debug)]
+pub struct DeadlineTally {
+    /// The deadline, from the start of the run.
+    pub deadline: Duration,
+    /// Requests sent and still running at the deadline (not failures: the daemon keeps
+    /// them).
+    pub unfinished: usize,
+    /// Requests not sent because the deadline came first.
+    pub not_sent: usize,
+    /// When the last answer before the deadline came.
+    pub last_done: Duration,
 }
 
 /// What a load run measured.
@@ -63,6 +79,8 @@ pub struct Report {
     pub timeline: Option<PathBuf>,
     /// Daemon status just before the run (for the busy deltas).
     pub status_before: GetStatusResponse,
+    /// Set when the run had a deadline.
+    pub deadline: Option<DeadlineTally>,
 }
 
 /// (not completed, rejected, completed but not checked) among `rows`.
@@ -191,6 +209,17 @@ impl Report {
             println!(
                 "WARNING: TIMING-ONLY requests: their proofs DO NOT VERIFY (time and memory \
                  figures only)"
+            );
+        }
+        if let Some(d) = &self.deadline {
+            println!(
+                "deadline {:.0} s: {} completed within it (the last at {:.1} s), {} still running \
+                 at the deadline, {} not sent (neither counts as failed)",
+                d.deadline.as_secs_f64(),
+                ok.len(),
+                d.last_done.as_secs_f64(),
+                d.unfinished,
+                d.not_sent
             );
         }
         if !ok.is_empty() {

@@ -59,6 +59,7 @@ fn row(status: &str, verified: Option<Check>) -> Row {
         total_ms: 0,
         proof_bytes: 1920,
         verified,
+        done_at: Duration::ZERO,
     }
 }
 
@@ -78,6 +79,7 @@ fn report(rows: Vec<Row>) -> Report {
         sampled_peak_rss: 0,
         timeline: None,
         status_before: Default::default(),
+        deadline: None,
     }
 }
 

@@ -6,6 +6,7 @@ use cuzk_bench::client::{self, LoadOptions};
 use cuzk_bench::request_file;
 use cuzk_server::DEFAULT_ADDR;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Client subcommands of `cuzk bench` that talk to a running daemon.
 #[derive(Subcommand)]
@@ -90,6 +91,11 @@ pub struct LoadArgs {
     /// Write the run's timeline (per-partition stages, reserved memory) as SVG.
     #[arg(long)]
     timeline: Option<PathBuf>,
+    /// Stop after this many seconds: report the proofs completed within them; requests still
+    /// running are "unfinished at the deadline", not failures ("as many as finish in 10
+    /// minutes": `-c 30 -j 30 --deadline 600`).
+    #[arg(long)]
+    deadline: Option<u64>,
 }
 
 /// Runs a client bench subcommand.
@@ -156,6 +162,7 @@ async fn load(a: LoadArgs) -> cuzk_bench::Result<()> {
         verify: a.verify,
         timeline: a.timeline.clone(),
         progress: true,
+        deadline: a.deadline.map(Duration::from_secs),
     };
     client::run_batch(&a.addr.dial()?, template, &opts).await
 }

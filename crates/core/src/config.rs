@@ -22,6 +22,7 @@
 //! [srs]
 //! params_dir = "/var/tmp/filecoin-proof-parameters"
 //! preload = ["porep-32g"]
+//! release_host_copy = true  # drop an SRS's host copy once every device holds it in VRAM
 //!
 //! [metrics]
 //! sample_interval = "10ms"
@@ -94,6 +95,12 @@ pub struct Config {
     pub params_dir: PathBuf,
     /// Circuit ids to load at start.
     pub preload: Vec<String>,
+    /// Once every prover backend holds a loaded SRS in memory of its own (a GPU's VRAM, pinned
+    /// there while the SRS is loaded; `ProverBackend::make_resident`), drop the host copy of its
+    /// points and give its bytes back to the budget; the few points the host still needs are
+    /// read from the parameter file. Needs parameters read from a file and backends that can
+    /// (the CPU prover cannot, so nothing is released beside one). Default true.
+    pub release_host_srs: bool,
     /// How often the reserved-bytes curve is sampled for the timeline. Default 10 ms.
     pub sample_interval: Duration,
     /// Partitions kept in the timeline (oldest dropped first). Default 100 000.
@@ -305,6 +312,7 @@ struct RawPipeline {
 struct RawSrs {
     params_dir: Option<PathBuf>,
     preload: Option<Vec<String>>,
+    release_host_copy: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -361,6 +369,7 @@ impl Config {
             result_retention: Duration::from_secs(600),
             params_dir,
             preload: Vec::new(),
+            release_host_srs: true,
             sample_interval: Duration::from_millis(10),
             timeline_capacity: 100_000,
             allow_synthetic: false,
@@ -424,6 +433,9 @@ impl Config {
         }
         if let Some(v) = raw.srs.preload {
             c.preload = v;
+        }
+        if let Some(v) = raw.srs.release_host_copy {
+            c.release_host_srs = v;
         }
         if let Some(s) = raw.metrics.sample_interval.as_deref() {
             c.sample_interval = parse_duration("metrics.sample_interval", s)?;

@@ -30,6 +30,25 @@ impl WorkingSetEstimate {
         self.synthesis_peak.max(self.proving)
     }
 
+    /// From a circuit's counted shape (constraints, inputs incl. ONE, aux variables), before
+    /// any measurement, when synthesis preallocates exactly to it: nothing grows by
+    /// reallocation, so the synthesis peak is what the partition holds: the assignments, a/b/c
+    /// (at most the domain each: the full recorder reserves the domain, the compiled path the
+    /// rows), the densities and one value-class byte per aux variable (the compiled path's).
+    /// The proving phase is [`WorkingSetEstimate::from_shape`]'s.
+    pub fn from_counted_shape(constraints: usize, inputs: usize, aux: usize) -> WorkingSetEstimate {
+        let (i, a) = (inputs as u64, aux as u64);
+        let domain = ((constraints + inputs) as u64).max(1).next_power_of_two();
+        let density = a.div_ceil(64) * 8 * 2 + i.div_ceil(64) * 8;
+        let held = SCALAR * (3 * domain + i + a) + density + a;
+        let loose = WorkingSetEstimate::from_shape(constraints, inputs, aux);
+        WorkingSetEstimate {
+            synthesis_peak: held,
+            proving: loose.proving.max(held),
+            ..loose
+        }
+    }
+
     /// From a shape (constraints, inputs incl. ONE, aux variables) before any measurement:
     /// assumes vectors may have doubled during synthesis.
     pub fn from_shape(constraints: usize, inputs: usize, aux: usize) -> WorkingSetEstimate {
@@ -122,12 +141,14 @@ impl Estimator {
         self.calibrated.lock().get(circuit_id).copied()
     }
 
-    /// The best estimate available: calibrated, else from the shape hint, else from the SRS
+    /// The best estimate available: calibrated, else from the shape hint (`counted`: exact
+    /// and preallocated, see [`WorkingSetEstimate::from_counted_shape`]), else from the SRS
     /// size, else `fallback` bytes.
     pub fn estimate(
         &self,
         circuit_id: &str,
         hint: Option<(usize, usize, usize)>,
+        counted: bool,
         srs_bytes: Option<u64>,
         fallback: u64,
     ) -> WorkingSetEstimate {
@@ -135,6 +156,7 @@ impl Estimator {
             return e;
         }
         match (hint, srs_bytes) {
+            (Some((c, i, a)), _) if counted => WorkingSetEstimate::from_counted_shape(c, i, a),
             (Some((c, i, a)), _) => WorkingSetEstimate::from_shape(c, i, a),
             (None, Some(s)) => WorkingSetEstimate::from_srs_size(s),
             (None, None) => WorkingSetEstimate::from_srs_size(fallback),
@@ -200,6 +222,42 @@ mod tests {
         let first = e.calibrate("x", &fake(100, 2, 50));
         let second = e.calibrate("x", &fake(5000, 2, 50));
         assert_eq!(first, second);
-        assert_eq!(e.estimate("x", Some((1, 1, 1)), None, 0), first);
+        assert_eq!(e.estimate("x", Some((1, 1, 1)), false, None, 0), first);
+        assert_eq!(e.estimate("x", Some((1, 1, 1)), true, None, 0), first);
+    }
+
+    /// Issue 13 item 4: a counted, preallocated shape is reserved without the 2x growth guess,
+    /// and still covers what such a partition holds.
+    #[test]
+    fn counted_shape_covers_a_preallocated_partition_without_the_growth_margin() {
+        let (c, i, a): (usize, usize, usize) = (100_000, 3, 90_000);
+        let domain = (c + i).next_power_of_two();
+        let x = Scalar::from(7u64);
+        let filled = |n: usize, cap: usize| {
+            let mut v = Vec::with_capacity(cap);
+            v.resize(n, x);
+            v
+        };
+        // As `Recorder::with_hints` in full mode lays it out: a/b/c reserved to the domain.
+        let s = Synthesized {
+            inputs: filled(i, i),
+            aux: filled(a, a),
+            a: filled(c + i, domain),
+            b: filled(c + i, domain),
+            c: filled(c + i, domain),
+            num_constraints: c,
+            ..Default::default()
+        };
+        let counted = WorkingSetEstimate::from_counted_shape(c, i, a);
+        let loose = WorkingSetEstimate::from_shape(c, i, a);
+        let measured = WorkingSetEstimate::from_synthesized(&s);
+        assert!(counted.synthesis_peak >= resident_bytes(&s));
+        assert!(counted.proving >= measured.proving);
+        assert!(counted.admission_bytes() < loose.admission_bytes());
+        // porep-32g: 33.3 GB with the guess, the proving phase's 21.2 GB without it.
+        let (c, i, a) = (130_278_541, 328, 130_169_893);
+        let loose = WorkingSetEstimate::from_shape(c, i, a).admission_bytes();
+        let counted = WorkingSetEstimate::from_counted_shape(c, i, a).admission_bytes();
+        assert!(loose > 33_000_000_000 && counted < 21_500_000_000, "{loose} {counted}");
     }
 }

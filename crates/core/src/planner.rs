@@ -70,6 +70,10 @@ pub struct PartitionPlan {
     /// (constraints, inputs including ONE, aux variables) if known before synthesis; sizes the
     /// first reservation of a circuit id before any calibration sample exists.
     pub shape_hint: Option<(usize, usize, usize)>,
+    /// The hint is the circuit's counted shape and synthesis preallocates exactly to it, so
+    /// its vectors never grow by reallocation: the first reservation needs no growth margin
+    /// (see [`crate::WorkingSetEstimate::from_counted_shape`]).
+    pub shape_counted: bool,
     /// Produces the synthesized circuit.
     pub synthesize: SynthesizeFn,
 }
@@ -81,6 +85,7 @@ impl fmt::Debug for PartitionPlan {
             .field("index", &self.index)
             .field("public_inputs", &self.public_inputs.len())
             .field("shape_hint", &self.shape_hint)
+            .field("shape_counted", &self.shape_counted)
             .finish()
     }
 }

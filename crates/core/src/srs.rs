@@ -52,7 +52,14 @@ pub struct SrsEntryStatus {
     /// Loaded TIMING-ONLY parameters (allowed by `[allow] timing_only`): proofs made with
     /// them do not verify.
     pub timing_only: bool,
+    /// The host copy of the points was released: the backends hold the SRS in device memory
+    /// (`size_bytes` is then what the host still holds).
+    pub host_released: bool,
 }
+
+/// Makes an SRS resident in every backend's own memory, pinned while it lives; true when all
+/// of them did, so its host copy may be released (see `ProverBackend::make_resident`).
+pub type MakeResident = Arc<dyn Fn(&Srs) -> bool + Send + Sync>;
 
 /// A loaded SRS with what is derived from it once.
 pub struct LoadedSrs {
@@ -63,6 +70,9 @@ pub struct LoadedSrs {
     /// TIMING-ONLY parameters (see `Config::allow_timing_only`): the self-check and the job's
     /// verification are skipped, and results say the proof does not verify.
     pub timing_only: bool,
+    /// Bytes of host points released after every backend made the SRS resident (0 when the
+    /// host copy is kept; see `Config::release_host_srs`).
+    pub host_released_bytes: u64,
     /// The verifying key prepared for pairings, computed on first use.
     pvk: OnceLock<PreparedVk>,
     /// What the planner derived for this circuit id after loading (see
@@ -109,6 +119,8 @@ struct Inner {
     planner: Arc<dyn Planner>,
     /// Whether TIMING-ONLY parameters may be loaded.
     allow_timing_only: bool,
+    /// Set when loaded SRSs should leave host memory once the backends hold them.
+    make_resident: Option<MakeResident>,
     /// A `parking_lot` mutex: held for map updates only, never across an await or a load.
     state: Mutex<State>,
 }
@@ -157,17 +169,21 @@ pub struct Acquired {
 
 impl SrsCache {
     /// A cache that loads through `planner` under reservations from `budget`; TIMING-ONLY
-    /// parameter files are refused unless `allow_timing_only`.
+    /// parameter files are refused unless `allow_timing_only`. With `make_resident`, each
+    /// loaded SRS that it makes resident everywhere has its host copy released (and its
+    /// reservation shrunk to what the host still holds).
     pub fn new(
         budget: MemoryBudget,
         planner: Arc<dyn Planner>,
         allow_timing_only: bool,
+        make_resident: Option<MakeResident>,
     ) -> SrsCache {
         SrsCache {
             inner: Arc::new(Inner {
                 budget,
                 planner,
                 allow_timing_only,
+                make_resident,
                 state: Mutex::new(State {
                     hot: HashMap::new(),
                     known: HashMap::new(),
@@ -306,6 +322,7 @@ impl SrsCache {
                 "TIMING-ONLY parameters loaded ([allow] timing_only): proofs made with them DO NOT VERIFY; self-verification is off for them"
             );
         }
+        let (srs, host_released_bytes) = self.release_host_copy(circuit_id, srs).await?;
         // Account what is really held; a file larger than its points only shrinks it.
         let actual = srs.size_bytes() + prepared.as_ref().map_or(0, |p| p.bytes);
         if actual < reservation.bytes() {
@@ -319,6 +336,7 @@ impl SrsCache {
             circuit_id: circuit_id.to_string(),
             srs,
             timing_only,
+            host_released_bytes,
             pvk: OnceLock::new(),
             prepared: prepared.map(|p| p.data),
         });
@@ -344,6 +362,37 @@ impl SrsCache {
             was_loaded: false,
             load_time,
         })
+    }
+
+    /// Has the backends make `srs` resident and, when all of them did, releases its host
+    /// points (on the blocking pool: the upload takes seconds at real size). Returns the SRS
+    /// and the bytes released.
+    async fn release_host_copy(&self, circuit_id: &str, srs: Srs) -> Result<(Srs, u64), EngineError> {
+        let Some(make_resident) = self.inner.make_resident.clone() else {
+            return Ok((srs, 0));
+        };
+        if !srs.can_release_host_points() {
+            return Ok((srs, 0));
+        }
+        let id = circuit_id.to_string();
+        tokio::task::spawn_blocking(move || {
+            let mut srs = srs;
+            let t0 = Instant::now();
+            if !make_resident(&srs) {
+                tracing::info!(circuit = %id, "SRS host copy kept: not every backend holds it in its own memory");
+                return (srs, 0);
+            }
+            let freed = srs.release_host_points();
+            tracing::info!(
+                circuit = %id,
+                bytes = freed,
+                ms = t0.elapsed().as_millis() as u64,
+                "SRS resident on every device; host copy released (points needed later are read from the file)"
+            );
+            (srs, freed)
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("SRS residency task: {e}")))
     }
 
     fn release(&self, circuit_id: &str) {
@@ -463,6 +512,7 @@ impl SrsCache {
                 size_bytes: e.reservation.bytes(),
                 ref_count: e.refs,
                 timing_only: e.loaded.timing_only,
+                host_released: e.loaded.host_released_bytes > 0,
             })
             .chain(st.known.iter().map(|(k, &(tier, size))| SrsEntryStatus {
                 circuit_id: k.clone(),
@@ -470,6 +520,7 @@ impl SrsCache {
                 size_bytes: size,
                 ref_count: 0,
                 timing_only: false,
+                host_released: false,
             }))
             .collect();
         v.sort_by(|a, b| (a.tier as u8, &a.circuit_id).cmp(&(b.tier as u8, &b.circuit_id)));
@@ -545,7 +596,7 @@ mod tests {
     #[tokio::test]
     async fn unknown_ids_leave_nothing_behind_and_loads_clean_up() {
         // Its one SRS is made of generators: TIMING-ONLY, allowed here.
-        let cache = SrsCache::new(MemoryBudget::new(1 << 30), Arc::new(OneCircuit), true);
+        let cache = SrsCache::new(MemoryBudget::new(1 << 30), Arc::new(OneCircuit), true, None);
         for i in 0..1000 {
             let id = format!("{i}-{}", "x".repeat(1000));
             assert!(matches!(

@@ -5,7 +5,7 @@ use cuzk_core::{
     Config, Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofKind, ProofRequest,
     SrsTier,
 };
-use cuzk_groth16::CpuProver;
+use cuzk_groth16::{CpuProver, ProveError, ProverBackend};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::path::PathBuf;
@@ -112,4 +112,155 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     }
     e.shutdown(Duration::from_secs(5)).await;
     assert_eq!(e.budget().reserved(), 0);
+}
+
+/// A backend with memory of its own (as a GPU's VRAM): `make_resident` copies the points, and
+/// it proves a released SRS from that copy (counted in `released_starts`), so a proof that
+/// verifies shows the engine handed it an SRS whose host copy was gone.
+#[derive(Default)]
+struct OwnCopy {
+    copies: parking_lot::Mutex<std::collections::HashMap<u64, Arc<cuzk_groth16::Srs>>>,
+    calls: std::sync::atomic::AtomicUsize,
+    released_starts: std::sync::atomic::AtomicUsize,
+    cpu: CpuProver,
+}
+
+impl OwnCopy {
+    fn copy_of(&self, srs: &cuzk_groth16::Srs) -> Result<Arc<cuzk_groth16::Srs>, ProveError> {
+        self.copies
+            .lock()
+            .get(&srs.id())
+            .cloned()
+            .ok_or_else(|| ProveError::Unavailable("no copy of this SRS".into()))
+    }
+}
+
+impl ProverBackend for OwnCopy {
+    fn name(&self) -> String {
+        "own-copy".into()
+    }
+    fn make_resident(&self, srs: &cuzk_groth16::Srs) -> Result<bool, ProveError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let copy = cuzk_groth16::Srs::new(
+            srs.vk().clone(),
+            srs.h().to_vec(),
+            srs.l().to_vec(),
+            srs.a().to_vec(),
+            srs.b_g1().to_vec(),
+            srs.b_g2().to_vec(),
+        );
+        self.copies.lock().insert(srs.id(), Arc::new(copy));
+        Ok(true)
+    }
+    fn start(
+        &self,
+        srs: &cuzk_groth16::Srs,
+        circuit: cuzk_groth16::Synthesized,
+        r: cuzk_groth16::Scalar,
+        s: cuzk_groth16::Scalar,
+    ) -> Result<cuzk_groth16::Pending, ProveError> {
+        if !srs.host_points_released() {
+            return ProverBackend::start(&self.cpu, srs, circuit, r, s);
+        }
+        self.released_starts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let copy = self.copy_of(srs)?;
+        ProverBackend::start(&self.cpu, &copy, circuit, r, s)
+    }
+    fn finish(
+        &self,
+        srs: &cuzk_groth16::Srs,
+        pending: cuzk_groth16::Pending,
+    ) -> Result<cuzk_groth16::Proof, ProveError> {
+        if !srs.host_points_released() {
+            return ProverBackend::finish(&self.cpu, srs, pending);
+        }
+        let copy = self.copy_of(srs)?;
+        ProverBackend::finish(&self.cpu, &copy, pending)
+    }
+}
+
+/// Issue 13 item 3: no budgeted host copy of an SRS a device holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = parse_request(SPEC).unwrap().spec;
+    let srs =
+        cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(99)).unwrap();
+    cuzk_groth16::params::write_params(&dir.path().join("small-test.params"), &srs).unwrap();
+    let planner = || {
+        Arc::new(FilePlanner {
+            dir: dir.path().to_path_buf(),
+        })
+    };
+    let config = || {
+        let mut c = Config::default_for_machine();
+        c.budget_bytes = 256 << 20;
+        c.request_buffer_bytes = 1 << 20;
+        c
+    };
+    let prove = |e: Engine, n: usize| async move {
+        for i in 0..n {
+            let id = e
+                .submit(ProofRequest {
+                    request_id: format!("own-{i}"),
+                    kind: ProofKind::Synthetic,
+                    vanilla_proof: SPEC.as_bytes().to_vec(),
+                    ..Default::default()
+                })
+                .unwrap()
+                .job_id;
+            // Completed means every partition passed the self-check against the file's key.
+            match e.wait(&id, None).await.unwrap().state {
+                JobState::Completed { proof } => assert_eq!(proof.len(), 3 * 192),
+                other => panic!("{other:?}"),
+            }
+        }
+        e
+    };
+    let vk_bytes = 96 * srs.vk().ic.len() as u64;
+
+    // Released: the entry and the budget hold the verifying key only.
+    let own = Arc::new(OwnCopy::default());
+    let e = Engine::new(config(), vec![own.clone()], planner()).unwrap();
+    let e = prove(e, 2).await;
+    let s = e.status();
+    assert_eq!(s.srs.len(), 1);
+    assert!(s.srs[0].host_released);
+    assert_eq!(s.srs[0].size_bytes, vk_bytes);
+    assert!(vk_bytes < srs.size_bytes() / 10);
+    assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // Both jobs' three partitions each were proved from the backend's copy.
+    assert_eq!(own.released_starts.load(std::sync::atomic::Ordering::SeqCst), 6);
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
+
+    // Turned off: kept, and the backend is not asked.
+    let own = Arc::new(OwnCopy::default());
+    let mut c = config();
+    c.release_host_srs = false;
+    let e = Engine::new(c, vec![own.clone()], planner()).unwrap();
+    let e = prove(e, 1).await;
+    let s = e.status();
+    assert!(!s.srs[0].host_released);
+    assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
+    assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(own.released_starts.load(std::sync::atomic::Ordering::SeqCst), 0);
+    e.shutdown(Duration::from_secs(5)).await;
+
+    // Beside a backend that needs the host copy (the CPU prover): kept.
+    let e = Engine::new(
+        config(),
+        vec![Arc::new(CpuProver::new()) as Arc<dyn ProverBackend>, own.clone()],
+        planner(),
+    )
+    .unwrap();
+    let e = prove(e, 1).await;
+    let s = e.status();
+    assert!(!s.srs[0].host_released);
+    assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
+    // Asked (every backend is), but the CPU prover said no, so nothing was released.
+    assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(own.released_starts.load(std::sync::atomic::Ordering::SeqCst), 0);
+    e.shutdown(Duration::from_secs(5)).await;
 }

@@ -12,12 +12,13 @@
 
 use crate::device::{self, DeviceState};
 use crate::points::{jac1, jac2};
-use crate::sizes::{srs_bytes, stream_chunk, worker_sizes, Sizes};
+use crate::sizes::{srs_bytes, stream_chunk, worker_bound, worker_sizes, Sizes};
 use crate::vram::{self, lock, Lease, Placement, Tier};
 use crate::{ffi, pins, plan, CudaOptions, DeviceInfo, PhaseTimings, VramStatus};
 use blstrs::{G1Projective, G2Projective, Scalar};
+use cuzk_groth16::params::G1Section;
 use cuzk_groth16::{
-    prover::PendingG2, Pending, Proof, ProveError, ProverBackend, Srs, Synthesized,
+    prover::PendingG2, ParamsError, Pending, Proof, ProveError, ProverBackend, Srs, Synthesized,
 };
 use ff::{Field, PrimeField};
 use group::Group;
@@ -46,21 +47,24 @@ impl std::fmt::Debug for CudaProver {
     }
 }
 
-/// Takes a small Pippenger part off a plan and evaluates it on the host.
-fn host_small<G, A>(q: &mut plan::QueryPlan, bases: &[A]) -> G
+/// Takes a small Pippenger part off a plan and evaluates it on the host, with its bases from
+/// `base` (the SRS's host copy, or its file once that copy was released).
+fn host_small<G, A>(
+    q: &mut plan::QueryPlan,
+    base: impl Fn(usize) -> Result<A, ParamsError>,
+) -> Result<G, ProveError>
 where
     G: group::Group<Scalar = Scalar> + From<A>,
-    A: Copy,
 {
     let mut acc = G::identity();
     if q.idx.len() < SMALL_MSM {
         for (&i, s) in q.idx.iter().zip(&q.scalars) {
-            acc += G::from(bases[i as usize]) * s;
+            acc += G::from(base(i as usize)?) * s;
         }
         q.idx.clear();
         q.scalars.clear();
     }
-    acc
+    Ok(acc)
 }
 
 fn cquery(q: &plan::QueryPlan) -> ffi::CQuery {
@@ -100,7 +104,8 @@ struct Domain {
 
 /// Phase 1: checks that `circuit` fits `srs`, before anything touches the device.
 fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> {
-    let n = srs.h().len() + 1;
+    let counts = srs.counts();
+    let n = counts.h + 1;
     if !n.is_power_of_two() || n < 2 {
         return Err(shape_err(
             "H bases + 1 (a power of two)",
@@ -127,11 +132,11 @@ fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> 
     if circuit.inputs.len() != srs.vk().ic.len() {
         return Err(shape_err("inputs", srs.vk().ic.len(), circuit.inputs.len()));
     }
-    if circuit.aux.len() != srs.l().len() {
-        return Err(shape_err("aux (L bases)", srs.l().len(), circuit.aux.len()));
+    if circuit.aux.len() != counts.l {
+        return Err(shape_err("aux (L bases)", counts.l, circuit.aux.len()));
     }
-    if srs.b_g1().len() != srs.b_g2().len() {
-        return Err(shape_err("B G2 bases", srs.b_g1().len(), srs.b_g2().len()));
+    if counts.b_g1 != counts.b_g2 {
+        return Err(shape_err("B G2 bases", counts.b_g1, counts.b_g2));
     }
     Ok(Domain { n, len })
 }
@@ -155,22 +160,24 @@ fn plan_host(srs: &Srs, circuit: &Synthesized) -> Result<HostPlan, ProveError> {
         &circuit.b_input_density,
         &circuit.b_aux_density,
     )?;
-    if plan.a.nbases != srs.a().len() {
-        return Err(shape_err("A bases", srs.a().len(), plan.a.nbases));
+    let counts = srs.counts();
+    if plan.a.nbases != counts.a {
+        return Err(shape_err("A bases", counts.a, plan.a.nbases));
     }
-    if plan.b.nbases != srs.b_g1().len() {
-        return Err(shape_err("B G1 bases", srs.b_g1().len(), plan.b.nbases));
+    if plan.b.nbases != counts.b_g1 {
+        return Err(shape_err("B G1 bases", counts.b_g1, plan.b.nbases));
     }
-    let small_l: G1Projective = host_small(&mut plan.l, srs.l());
-    let small_a: G1Projective = host_small(&mut plan.a, srs.a());
+    let small_l: G1Projective = host_small(&mut plan.l, |i| srs.g1_at(G1Section::L, i))?;
+    let small_a: G1Projective = host_small(&mut plan.a, |i| srs.g1_at(G1Section::A, i))?;
     let (small_b1, small_b2) = if plan.b.idx.len() < SMALL_MSM {
         let mut b2 = plan::QueryPlan {
             idx: plan.b.idx.clone(),
             scalars: plan.b.scalars.clone(),
             ..Default::default()
         };
-        let b2: G2Projective = host_small(&mut b2, srs.b_g2());
-        (host_small::<G1Projective, _>(&mut plan.b, srs.b_g1()), b2)
+        let b2: G2Projective = host_small(&mut b2, |i| srs.g2_at(i))?;
+        let b1: G1Projective = host_small(&mut plan.b, |i| srs.g1_at(G1Section::BG1, i))?;
+        (b1, b2)
     } else {
         (G1Projective::identity(), G2Projective::identity())
     };
@@ -273,6 +280,10 @@ impl CudaProver {
     /// copies in use), else streaming from host memory.
     fn tier(&self, srs: &Srs, need_worker: u64) -> Tier {
         let mem = &self.dev.mem;
+        if srs.host_points_released() && !mem.is_pinned(srs.id()) {
+            // Nothing to upload from: only a pinned copy can serve it (the caller refuses).
+            return Tier::Streamed;
+        }
         let res = match mem.place_srs(srs.id(), srs_bytes(srs), need_worker) {
             Placement::Ready(tier) => return tier,
             Placement::Upload(res) => res,
@@ -286,11 +297,24 @@ impl CudaProver {
 
     /// Phase 3: the SRS tier (resident, uploading it on first use, or streamed from host
     /// memory, page-locking it on first streamed use) and the worker buffers it implies.
-    fn srs_source(&self, srs: &Srs, n: usize, plan: &plan::ProvePlan) -> SrsSource {
+    fn srs_source(
+        &self,
+        srs: &Srs,
+        n: usize,
+        plan: &plan::ProvePlan,
+    ) -> Result<SrsSource, ProveError> {
         let options = self.options();
         let chunk = stream_chunk(&options);
         let need_resident = worker_sizes(n, plan, None);
         let tier = self.tier(srs, need_resident.total());
+        if matches!(tier, Tier::Streamed) && srs.host_points_released() {
+            // Cannot happen while the pin holds (`make_resident`); refuse rather than hand the
+            // device empty host sections.
+            return Err(ProveError::Unavailable(format!(
+                "CUDA device {}: the SRS has no host copy (released) and no resident copy here",
+                self.dev.ordinal
+            )));
+        }
         let host = match &tier {
             Tier::Resident(_) => None,
             Tier::Streamed => Some(pins::host_srs(
@@ -303,12 +327,34 @@ impl CudaProver {
             Some(_) => (worker_sizes(n, plan, Some(chunk)), None),
             None => (need_resident, Some(srs.id())),
         };
-        SrsSource {
+        Ok(SrsSource {
             tier,
             host,
             chunk,
             need,
             keep_srs,
+        })
+    }
+
+    /// Makes `srs` resident on this device and pins the copy there until `srs` is dropped
+    /// (for [`ProverBackend::make_resident`]). False when it does not fit beside one worker
+    /// context's upper bound and the copies in use, when streaming is forced, or when the
+    /// upload failed.
+    fn make_resident_pinned(&self, srs: &Srs) -> bool {
+        if srs.counts().h == 0 || srs.host_points_released() {
+            return self.dev.mem.is_pinned(srs.id());
+        }
+        let n = srs.counts().h + 1;
+        if !n.is_power_of_two() {
+            return false;
+        }
+        match self.tier(srs, worker_bound(n, &srs.counts())) {
+            Tier::Resident(r) => {
+                let pinned = crate::residency::pin_resident(&self.dev.mem, srs);
+                drop(r);
+                pinned
+            }
+            Tier::Streamed => false,
         }
     }
 
@@ -391,7 +437,7 @@ impl CudaProver {
         let z_inv = coset_z_inv(n)?;
 
         let t0 = Instant::now();
-        let src = self.srs_source(srs, n, &hp.plan);
+        let src = self.srs_source(srs, n, &hp.plan)?;
         t.srs_upload_ms = ms(t0);
         t.streamed = src.host.is_some();
 
@@ -501,6 +547,20 @@ impl ProverBackend for CudaProver {
 
     fn device_busy(&self) -> Option<Duration> {
         Some(self.dev.busy())
+    }
+
+    fn make_resident(&self, srs: &Srs) -> Result<bool, ProveError> {
+        let t0 = Instant::now();
+        let done = self.make_resident_pinned(srs);
+        tracing::info!(
+            device = self.dev.ordinal,
+            srs = srs.id(),
+            pinned = done,
+            bytes = srs_bytes(srs),
+            ms = t0.elapsed().as_millis() as u64,
+            "SRS made resident for the host copy to be released"
+        );
+        Ok(done)
     }
 
     fn start(

@@ -40,6 +40,8 @@ mod pins;
 #[cfg(feature = "cuda")]
 mod points;
 #[cfg(feature = "cuda")]
+mod residency;
+#[cfg(feature = "cuda")]
 mod sizes;
 #[cfg(feature = "cuda")]
 mod vram;
@@ -59,6 +61,8 @@ pub struct VramStatus {
     pub reserved_srs: u64,
     /// SRS copies resident in VRAM.
     pub resident_srs: usize,
+    /// Of which pinned: their SRS released its host copy, so they stay until it is dropped.
+    pub pinned_srs: usize,
     /// Worker contexts kept for reuse.
     pub idle_workers: usize,
     /// Worker contexts in a `start` now.

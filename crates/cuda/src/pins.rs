@@ -8,9 +8,10 @@ use cuzk_groth16::Srs;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Page-locked registrations of one SRS's vectors (portable, so any device DMAs from them),
-/// made on the SRS's first streamed use and kept in [`Srs::backend_cache`], which is dropped
-/// before the vectors: `Drop` unregisters them before they are freed.
-struct HostPins {
+/// made on the SRS's first streamed use and kept in the SRS's [`crate::residency::SrsState`]
+/// (its [`Srs::backend_cache`]), which is dropped before the vectors: `Drop` unregisters them
+/// before they are freed.
+pub(crate) struct HostPins {
     ordinal: i32,
     /// (address, bytes) of H, L, A, B_G1, B_G2 that registered; `None` for those that did not
     /// (empty, or the driver refused: their chunks go through pinned staging copies).
@@ -87,15 +88,12 @@ impl Drop for HostPins {
 /// sections are page-locked on the SRS's first streamed use (kept in [`Srs::backend_cache`])
 /// and marked pinned while they still are.
 pub(crate) fn host_srs(ordinal: usize, srs: &Srs, page_lock: bool) -> ffi::CHostSrs {
-    let pinned = if page_lock {
-        let cache = srs
-            .backend_cache()
-            .get_or_init(|| Box::new(HostPins::register(ordinal, srs)));
-        cache
-            .downcast_ref::<HostPins>()
-            .map_or(0, |p| p.pinned_mask(srs))
-    } else {
-        0
+    let pinned = match crate::residency::state(srs) {
+        Some(state) if page_lock => state
+            .pins
+            .get_or_init(|| HostPins::register(ordinal, srs))
+            .pinned_mask(srs),
+        _ => 0,
     };
     ffi::CHostSrs {
         h: srs.h().as_ptr().cast(),

@@ -98,16 +98,31 @@ pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Optio
 
 /// Device bytes of a resident copy of `srs`.
 pub(crate) fn srs_bytes(srs: &Srs) -> u64 {
-    [
-        srs.h().len(),
-        srs.l().len(),
-        srs.a().len(),
-        srs.b_g1().len(),
-    ]
-    .iter()
-    .map(|&n| r4k(96 * n as u64))
-    .sum::<u64>()
-        + r4k(192 * srs.b_g2().len() as u64)
+    let c = srs.counts();
+    [c.h, c.l, c.a, c.b_g1]
+        .iter()
+        .map(|&n| r4k(96 * n as u64))
+        .sum::<u64>()
+        + r4k(192 * c.b_g2 as u64)
+}
+
+/// An upper bound of a resident-tier worker context for a domain of `n` and an SRS of
+/// `counts`, before any plan exists: every base taken as a Pippenger point.
+pub(crate) fn worker_bound(n: usize, counts: &cuzk_groth16::params::SrsCounts) -> u64 {
+    let mut s = Sizes::default();
+    s.0[Sizes::ABC] = r4k(3 * 32 * n as u64);
+    for (q, nb) in [counts.l, counts.a, counts.b_g1].into_iter().enumerate() {
+        let at = Sizes::QUERY + 3 * q;
+        s.0[at] = r4k((nb.div_ceil(64).div_ceil(16) * 16 + 16) as u64 * 8);
+        s.0[at + 1] = r4k(4 * nb as u64);
+        s.0[at + 2] = r4k(32 * nb as u64);
+    }
+    s.0[Sizes::GATHERED] = r4k((96 * counts.l.max(counts.a) as u64).max(192 * counts.b_g1 as u64));
+    s.0[Sizes::PARTIAL] = 1 << 20;
+    s.0[Sizes::SCRATCH] = msm_scratch(n - 1, 192)
+        .max(msm_scratch(counts.l.max(counts.a), 192))
+        .max(msm_scratch(counts.b_g1, 384));
+    s.total()
 }
 
 /// Chunk size in bases: the option rounded up to a multiple of 1024 (batch-addition blocks).

@@ -130,6 +130,9 @@ struct Mem {
     resident: HashMap<u64, Arc<ResidentSrs>>,
     /// SRS ids being uploaded (their bytes are reserved already).
     uploading: HashSet<u64>,
+    /// Resident copies whose SRS released its host points ([`DeviceMem::pin`]): never
+    /// reclaimed or evicted to make room, only freed when that SRS is dropped.
+    pinned: HashSet<u64>,
     /// Idle worker contexts, reused so device buffers and pinned staging are allocated once.
     idle: Vec<Worker>,
     /// Worker contexts taken out of `idle` (or created) and not yet given back.
@@ -142,11 +145,17 @@ impl Mem {
         self.budget.saturating_sub(self.reserved)
     }
 
+    /// Whether the resident copy `id` may be freed to make room (not `keep`, not pinned,
+    /// used by no `start`).
+    fn evictable(&self, id: u64, r: &Arc<ResidentSrs>, keep: Option<u64>) -> bool {
+        Some(id) != keep && !self.pinned.contains(&id) && Arc::strong_count(r) == 1
+    }
+
     /// Bytes of resident copies nobody uses (other than `keep`).
     fn idle_srs_bytes(&self, keep: Option<u64>) -> u64 {
         self.resident
             .iter()
-            .filter(|(k, r)| Some(**k) != keep && Arc::strong_count(r) == 1)
+            .filter(|(k, r)| self.evictable(**k, r, keep))
             .map(|(_, r)| r.res.bytes)
             .sum()
     }
@@ -174,7 +183,7 @@ impl Mem {
             let ids: Vec<u64> = self
                 .resident
                 .iter()
-                .filter(|(k, r)| Some(**k) != keep && Arc::strong_count(r) == 1)
+                .filter(|(k, r)| self.evictable(**k, r, keep))
                 .map(|(k, _)| *k)
                 .collect();
             for k in ids {
@@ -228,6 +237,7 @@ impl DeviceMem {
                 reserved: 0,
                 resident: HashMap::new(),
                 uploading: HashSet::new(),
+                pinned: HashSet::new(),
                 idle: Vec::new(),
                 busy: 0,
                 waits: 0,
@@ -277,16 +287,50 @@ impl DeviceMem {
             reserved: m.reserved,
             reserved_srs: m.resident.values().map(|r| r.res.bytes).sum(),
             resident_srs: m.resident.len(),
+            pinned_srs: m.pinned.len(),
             idle_workers: m.idle.len(),
             busy_workers: m.busy,
             waits: m.waits,
         }
     }
 
-    /// Drops the resident copy of an SRS (freed once no `start` uses it).
+    /// Drops the resident copy of an SRS (freed once no `start` uses it), unless it is pinned:
+    /// its SRS has no host copy left to prove from.
     pub(crate) fn evict(&self, srs_id: u64) {
-        let r = lock(&self.mem).resident.remove(&srs_id);
+        let mut m = lock(&self.mem);
+        if m.pinned.contains(&srs_id) {
+            return;
+        }
+        let r = m.resident.remove(&srs_id);
+        drop(m);
         drop(r);
+    }
+
+    /// Pins the resident copy of `srs_id`, if there is one: it stays until
+    /// [`DeviceMem::unpin`]. Returns whether it is pinned now.
+    pub(crate) fn pin(&self, srs_id: u64) -> bool {
+        let mut m = lock(&self.mem);
+        if !m.resident.contains_key(&srs_id) {
+            return false;
+        }
+        m.pinned.insert(srs_id);
+        true
+    }
+
+    /// Unpins and drops the resident copy of `srs_id` (freed once no `start` uses it): its SRS
+    /// is being dropped.
+    pub(crate) fn unpin(&self, srs_id: u64) {
+        let mut m = lock(&self.mem);
+        m.pinned.remove(&srs_id);
+        let r = m.resident.remove(&srs_id);
+        drop(m);
+        drop(r);
+        self.cv.notify_all();
+    }
+
+    /// Whether the resident copy of `srs_id` is pinned.
+    pub(crate) fn is_pinned(&self, srs_id: u64) -> bool {
+        lock(&self.mem).pinned.contains(&srs_id)
     }
 
     /// Frees every idle worker context and every resident SRS copy no `start` is using.
@@ -326,9 +370,9 @@ impl DeviceMem {
                 }
                 let in_use: u64 = m
                     .resident
-                    .values()
-                    .filter(|r| Arc::strong_count(r) > 1)
-                    .map(|r| r.res.bytes)
+                    .iter()
+                    .filter(|(k, r)| Arc::strong_count(r) > 1 || m.pinned.contains(k))
+                    .map(|(_, r)| r.res.bytes)
                     .sum();
                 if bytes + need_worker + in_use > m.budget {
                     return Placement::Ready(Tier::Streamed);
@@ -460,6 +504,7 @@ impl DeviceMem {
                     .resident
                     .iter()
                     .any(|(k, r)| Some(*k) != keep_srs && Arc::strong_count(r) > 1);
+                // (A pinned copy never comes back: it is not "in use" for waiting's sake.)
                 if free + others + m.idle_srs_bytes(keep_srs) >= growth {
                     m.reclaim(growth - free, spare, keep_srs, &mut victims);
                 } else if m.busy > 0 || srs_in_use || !m.uploading.is_empty() {

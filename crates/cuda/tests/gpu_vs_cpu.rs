@@ -391,3 +391,59 @@ fn a_budget_too_small_is_a_typed_error() {
     let gpu = gpu_with(CudaOptions::default());
     assert!(!check_equal_and_verify(&srs, &sp, &gpu, 5));
 }
+
+/// Issue 13 item 3: an SRS read from a file, made resident and pinned (`make_resident`), then
+/// released on the host, proves byte-equal to the CPU backend with the host copy; the few
+/// points of the host's small MSMs come from the file. The pin keeps the copy through a
+/// `trim`, and it is freed when the SRS is dropped.
+#[test]
+fn released_host_copy_proves_equal_from_the_pinned_vram_copy() {
+    let _s = serial();
+    let Some(gpu) = gpu() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    // (A density, B density, fraction of 0/1 aux): the last two leave B with fewer than 64
+    // Pippenger scalars, so its small part runs on the host from file-read points.
+    for (j, &(a, b, bools)) in [(1.0, 0.25, 0.92), (1.0, 0.02, 0.99), (0.5, 1.0, 0.0)]
+        .iter()
+        .enumerate()
+    {
+        let sp = spec(14, a, b, bools, 40 + j as u64);
+        let mut rng = ChaCha8Rng::seed_from_u64(41 + j as u64);
+        let held = generate_params(sp.circuit(), &mut rng).expect("setup");
+        let path = dir.path().join(format!("release-{j}.params"));
+        cuzk_groth16::params::write_params(&path, &held).expect("write");
+        let opts = cuzk_groth16::params::ReadOptions::default();
+        let (mut srs, _) = cuzk_groth16::params::read_params(&path, &opts).expect("read");
+        let before = gpu.vram_status();
+        assert!(gpu.make_resident(&srs).expect("make resident"), "{sp:?}");
+        assert!(srs.release_host_points() > 0);
+        assert!(srs.h().is_empty());
+        let pinned = gpu.vram_status();
+        assert_eq!(pinned.pinned_srs, before.pinned_srs + 1);
+        // A trim frees idle copies, not a pinned one.
+        gpu.trim();
+        assert_eq!(gpu.vram_status().pinned_srs, pinned.pinned_srs);
+        for round in 0..2 {
+            let mut rng = ChaCha8Rng::seed_from_u64(500 + 10 * j as u64 + round);
+            let (r, s) = random_blinding(&mut rng);
+            let c = synth(&sp);
+            let public: Vec<Scalar> = c.inputs[1..].to_vec();
+            let cpu = CpuProver::new()
+                .prove(&held, c.clone(), r, s)
+                .expect("cpu proof");
+            let (pending, t) = gpu.start_timed(&srs, c, r, s).expect("gpu start");
+            assert!(!t.streamed);
+            let g = gpu.finish(&srs, pending).expect("gpu finish");
+            assert_eq!(g.to_bytes(), cpu.to_bytes(), "{sp:?} round {round}");
+            let pvk = PreparedVerifyingKey::from(srs.vk());
+            assert!(verify_proof(&pvk, &g, &public).expect("verify"), "{sp:?}");
+        }
+        // An explicit evict leaves a pinned copy alone (its SRS has no host copy to re-upload).
+        gpu.evict(srs.id());
+        assert_eq!(gpu.vram_status().pinned_srs, pinned.pinned_srs);
+        drop(srs);
+        let after = gpu.vram_status();
+        assert_eq!(after.pinned_srs, before.pinned_srs, "dropping the SRS unpins it");
+        assert_eq!(after.resident_srs, before.resident_srs);
+    }
+}

@@ -72,6 +72,17 @@ pub enum ParamsError {
         /// The count read.
         count: u64,
     },
+    /// A single point asked for is not there: its index is past the section, or the host
+    /// copy was released and the parameters were not read from a file.
+    #[error("no point {index} in section `{section}` of {count} points")]
+    NoSuchPoint {
+        /// The section.
+        section: &'static str,
+        /// The index asked for.
+        index: usize,
+        /// The section's length.
+        count: usize,
+    },
 }
 
 /// Errors from a prover backend.
@@ -97,4 +108,8 @@ pub enum ProveError {
     /// A device-side failure, with the failing expression and location where known.
     #[error("device error: {0}")]
     Device(String),
+    /// A point of the parameters could not be read (their host copy was released and the
+    /// file changed or became unreadable). The parameters' fault, not the device's.
+    #[error("reading the parameters: {0}")]
+    Params(#[from] ParamsError),
 }

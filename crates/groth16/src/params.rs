@@ -34,7 +34,18 @@
 //! it off for files whose integrity is established otherwise (a digest, or generated
 //! locally). Writing ([`write_params`], [`write_vk`]) is buffered and atomic (a temporary
 //! file in the same directory, then a rename).
+//!
+//! # Releasing the host copy
+//!
+//! An [`Srs`] read from a file remembers where each section lies in it. A prover backend that
+//! keeps its own copy of the points (a GPU's VRAM) lets its owner drop the host vectors with
+//! [`Srs::release_host_points`]; the few points the host still needs afterwards are read
+//! back from the file, one at a time ([`Srs::g1_at`], [`Srs::g2_at`]). The section lengths
+//! stay known ([`Srs::counts`]).
+use crate::error::ParamsError;
 use blstrs::{G1Affine, G2Affine};
+use std::fs::File;
+use std::path::{Path, PathBuf};
 
 mod read;
 mod wire;
@@ -74,6 +85,55 @@ impl VerifyingKey {
     }
 }
 
+/// The lengths of an SRS's five point sections.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrsCounts {
+    /// H bases (domain size − 1).
+    pub h: usize,
+    /// L bases (one per aux variable).
+    pub l: usize,
+    /// A bases (inputs, then aux variables dense in A).
+    pub a: usize,
+    /// B bases in G1 (inputs, then aux variables dense in B).
+    pub b_g1: usize,
+    /// B bases in G2 (the same variables as `b_g1`).
+    pub b_g2: usize,
+}
+
+/// The G1 sections of an SRS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum G1Section {
+    /// The H bases.
+    H,
+    /// The L bases.
+    L,
+    /// The A bases.
+    A,
+    /// The B bases in G1.
+    BG1,
+}
+
+impl G1Section {
+    fn name(self) -> &'static str {
+        match self {
+            G1Section::H => "h",
+            G1Section::L => "l",
+            G1Section::A => "a",
+            G1Section::BG1 => "b_g1",
+        }
+    }
+}
+
+/// Where the points of an SRS read from a file lie in it (the byte offset of each section's
+/// first point: h, l, a, b_g1, b_g2), with the file kept open, so points can be read again
+/// after the host copy is released.
+#[derive(Debug)]
+pub(crate) struct FileOrigin {
+    pub(crate) file: File,
+    pub(crate) path: PathBuf,
+    pub(crate) offsets: [u64; 5],
+}
+
 /// Groth16 proving parameters for one circuit shape.
 ///
 /// The fields are private: [`Srs::id`] is a key prover backends trust for device-resident
@@ -92,6 +152,11 @@ pub struct Srs {
     a: Vec<G1Affine>,
     b_g1: Vec<G1Affine>,
     b_g2: Vec<G2Affine>,
+    counts: SrsCounts,
+    /// Set when read from a file ([`read_params`]).
+    origin: Option<FileOrigin>,
+    /// The vectors above were dropped ([`Srs::release_host_points`]).
+    released: bool,
     id: u64,
 }
 
@@ -108,6 +173,13 @@ impl Srs {
         b_g2: Vec<G2Affine>,
     ) -> Srs {
         let id = NEXT_SRS_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let counts = SrsCounts {
+            h: h.len(),
+            l: l.len(),
+            a: a.len(),
+            b_g1: b_g1.len(),
+            b_g2: b_g2.len(),
+        };
         Srs {
             backend_cache: std::sync::OnceLock::new(),
             vk,
@@ -116,8 +188,112 @@ impl Srs {
             a,
             b_g1,
             b_g2,
+            counts,
+            origin: None,
+            released: false,
             id,
         }
+    }
+
+    pub(crate) fn set_origin(&mut self, origin: FileOrigin) {
+        self.origin = Some(origin);
+    }
+
+    /// The lengths of the point sections (also after [`Srs::release_host_points`]).
+    pub fn counts(&self) -> SrsCounts {
+        self.counts
+    }
+
+    /// The file these parameters were read from, if they were.
+    pub fn file_path(&self) -> Option<&Path> {
+        self.origin.as_ref().map(|o| o.path.as_path())
+    }
+
+    /// Whether [`Srs::release_host_points`] would free the host copy (the parameters were read
+    /// from a file, which stays open, and are still held).
+    pub fn can_release_host_points(&self) -> bool {
+        self.origin.is_some() && !self.released
+    }
+
+    /// Drops the host copy of the points (for a backend that holds its own copy, e.g. in
+    /// VRAM) and returns the bytes freed. Possible only for parameters read from a file
+    /// (else nothing happens and 0 is returned). Afterwards the slice accessors ([`Srs::h`]
+    /// ...) return empty slices, [`Srs::counts`] still gives the lengths, and [`Srs::g1_at`] /
+    /// [`Srs::g2_at`] read single points back from the file.
+    pub fn release_host_points(&mut self) -> u64 {
+        if !self.can_release_host_points() {
+            return 0;
+        }
+        let before = self.size_bytes();
+        self.h = Vec::new();
+        self.l = Vec::new();
+        self.a = Vec::new();
+        self.b_g1 = Vec::new();
+        self.b_g2 = Vec::new();
+        self.released = true;
+        before - self.size_bytes()
+    }
+
+    /// Whether the host copy of the points was released.
+    pub fn host_points_released(&self) -> bool {
+        self.released
+    }
+
+    /// Point `i` of a G1 section: from the host copy, or read from the file once released.
+    pub fn g1_at(&self, section: G1Section, i: usize) -> Result<G1Affine, ParamsError> {
+        let (held, count, k) = match section {
+            G1Section::H => (&self.h, self.counts.h, 0),
+            G1Section::L => (&self.l, self.counts.l, 1),
+            G1Section::A => (&self.a, self.counts.a, 2),
+            G1Section::BG1 => (&self.b_g1, self.counts.b_g1, 3),
+        };
+        if !self.released {
+            return held.get(i).copied().ok_or(no_point(section.name(), i, count));
+        }
+        self.read_point(section.name(), k, i, count)
+    }
+
+    /// Point `i` of the B bases in G2: from the host copy, or read from the file once
+    /// released.
+    pub fn g2_at(&self, i: usize) -> Result<G2Affine, ParamsError> {
+        if !self.released {
+            return self
+                .b_g2
+                .get(i)
+                .copied()
+                .ok_or(no_point("b_g2", i, self.counts.b_g2));
+        }
+        self.read_point("b_g2", 4, i, self.counts.b_g2)
+    }
+
+    fn read_point<P: wire::WirePoint>(
+        &self,
+        section: &'static str,
+        k: usize,
+        i: usize,
+        count: usize,
+    ) -> Result<P, ParamsError> {
+        use std::os::unix::fs::FileExt;
+        let o = self.origin.as_ref().ok_or(no_point(section, i, 0))?;
+        if i >= count {
+            return Err(no_point(section, i, count));
+        }
+        let offset = o.offsets[k] + (i * P::SIZE) as u64;
+        let mut buf = [0u8; 192];
+        let buf = &mut buf[..P::SIZE];
+        o.file
+            .read_exact_at(buf, offset)
+            .map_err(|source| ParamsError::Io {
+                path: o.path.clone(),
+                source,
+            })?;
+        // Read back one at a time, so checked fully: the file may have changed since.
+        P::decode(buf, true).map_err(|reason| ParamsError::BadPoint {
+            section,
+            index: i,
+            offset,
+            reason,
+        })
     }
 
     /// Process-unique identity, so backends can key device-resident copies on it.
@@ -161,12 +337,21 @@ impl Srs {
         &self.backend_cache
     }
 
-    /// Bytes of point data held in memory.
+    /// Bytes of point data held in memory (the verifying key's alone once the host copy is
+    /// released).
     pub fn size_bytes(&self) -> u64 {
         let g1 = std::mem::size_of::<G1Affine>() as u64;
         let g2 = std::mem::size_of::<G2Affine>() as u64;
         let n_g1 = (self.h.len() + self.l.len() + self.a.len() + self.b_g1.len() + self.vk.ic.len())
             as u64;
         n_g1 * g1 + self.b_g2.len() as u64 * g2
+    }
+}
+
+fn no_point(section: &'static str, index: usize, count: usize) -> ParamsError {
+    ParamsError::NoSuchPoint {
+        section,
+        index,
+        count,
     }
 }

@@ -115,6 +115,16 @@ pub trait ProverBackend: Send + Sync {
         None
     }
 
+    /// Makes a copy of `srs`'s points of the backend's own (e.g. in VRAM) that lasts as long as
+    /// `srs` does, so that its owner may release the host copy
+    /// ([`Srs::release_host_points`]). `Ok(true)` when such a copy now exists: from then on
+    /// the backend proves with `srs` without its host vectors, reading the few points the host
+    /// needs through [`Srs::g1_at`] / [`Srs::g2_at`]. `Ok(false)` (the default, and the CPU
+    /// prover's answer) when the backend needs the host copy.
+    fn make_resident(&self, _srs: &Srs) -> Result<bool, ProveError> {
+        Ok(false)
+    }
+
     /// `start`, handing the circuit's buffers back instead of freeing them, so the caller can
     /// reuse their allocations for the next partition (no page faults, no unmapping). The
     /// returned vectors keep their capacity; their contents are unspecified. Backends that
@@ -263,6 +273,13 @@ fn msm_err(what: &'static str) -> impl Fn(crate::msm::MsmError) -> ProveError {
 
 /// Checks that a circuit fits the parameters; every later slice is then in range.
 fn check_shape(srs: &Srs, c: &Synthesized) -> Result<(), ProveError> {
+    if srs.host_points_released() {
+        return Err(ProveError::Unavailable(
+            "the CPU prover needs the SRS's points in host memory, and they were released \
+             (a device holds them)"
+                .into(),
+        ));
+    }
     if !c.has_evaluations() {
         return Err(ProveError::MissingEvaluations);
     }

@@ -148,6 +148,7 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                 size_bytes: e.size_bytes,
                 ref_count: e.ref_count,
                 timing_only: e.timing_only,
+                host_copy_released: e.host_released,
             })
             .collect(),
         queues: s

@@ -302,8 +302,9 @@ fn get_status_response_matches_protocol() {
             tier: srs_status::Tier::Cold as i32,
             size_bytes: 47 << 30,
             ref_count: 3,
-            // cuzk extension (field 100): absent, so false.
+            // cuzk extensions (fields 100, 101): absent, so false.
             timing_only: false,
+            host_copy_released: false,
         }]
     );
     assert_eq!(

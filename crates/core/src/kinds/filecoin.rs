@@ -124,6 +124,8 @@ fn partition(job: PartitionJob) -> PartitionPlan {
         index: partition,
         public_inputs,
         shape_hint: Some((estimate.constraints, estimate.inputs, estimate.aux)),
+        // Counted figures are what the recorder preallocates (`MemoryEstimate::recorder`).
+        shape_counted: estimate.exact,
         synthesize: std::sync::Arc::new(move |ctx: SynthesisContext| {
             let SynthesisContext { prepared, reuse } = ctx;
             let compiled = prepared

@@ -157,6 +157,7 @@ impl Planner for SyntheticPlanner {
                     index,
                     public_inputs: inputs.clone(),
                     shape_hint: hint,
+                    shape_counted: false,
                     synthesize: std::sync::Arc::new(move |ctx: SynthesisContext| {
                         let rec = match (Self::shape(&spec), ctx.reuse) {
                             (Some((c, i, a)), Some(spent)) => {

@@ -68,6 +68,7 @@ pub(crate) async fn admit(
     let (p, work) = p.take_work();
     let Planned {
         shape_hint,
+        shape_counted,
         synthesize,
     } = work;
     let prio = p.job.priority;
@@ -92,7 +93,7 @@ pub(crate) async fn admit(
     let total = sh.budget.total();
     let est = sh
         .estimator
-        .estimate(&p.circuit_id, shape_hint, srs_bytes, total / 4);
+        .estimate(&p.circuit_id, shape_hint, shape_counted, srs_bytes, total / 4);
     let need = est.admission_bytes();
     if need + srs_bytes.unwrap_or(0) > total {
         let error = EngineError::TooLarge {
@@ -167,7 +168,7 @@ pub(crate) fn check_fits(sh: &Shared, parts: &[PartitionPlan]) -> Result<(), Eng
         if known {
             let e = sh
                 .estimator
-                .estimate(&p.circuit_id, p.shape_hint, srs, total / 4);
+                .estimate(&p.circuit_id, p.shape_hint, p.shape_counted, srs, total / 4);
             let need = e.admission_bytes();
             if need + srs.unwrap_or(0) > total {
                 return Err(EngineError::TooLarge {

@@ -45,6 +45,8 @@ pub(crate) struct Partition<W: Send + 'static> {
 pub(crate) struct Planned {
     /// (constraints, inputs, aux) if the planner knew them; sizes the first reservation.
     pub(crate) shape_hint: Option<(usize, usize, usize)>,
+    /// The hint is exact and preallocated (see `PartitionPlan::shape_counted`).
+    pub(crate) shape_counted: bool,
     /// Produces the synthesized circuit.
     pub(crate) synthesize: SynthesizeFn,
 }
@@ -182,6 +184,7 @@ impl Partition<Planned> {
             avoid_device: None,
             work: OffRuntime::new(Planned {
                 shape_hint: plan.shape_hint,
+                shape_counted: plan.shape_counted,
                 synthesize: plan.synthesize,
             }),
         }

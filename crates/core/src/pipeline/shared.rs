@@ -313,7 +313,31 @@ impl Shared {
         let request_pool = budget
             .try_acquire(config.request_buffer_bytes, Category::Requests)
             .ok_or_else(|| EngineError::Config("request buffer does not fit the budget".into()))?;
-        let srs = SrsCache::new(budget.clone(), planner.clone(), config.allow_timing_only);
+        let make_resident: Option<crate::srs::MakeResident> =
+            (config.release_host_srs && !backends.is_empty()).then(|| {
+                let backends = backends.clone();
+                Arc::new(move |srs: &cuzk_groth16::Srs| {
+                    // Every backend is asked (no short cut): each pins its own copy.
+                    let mut all = true;
+                    for b in &backends {
+                        match b.make_resident(srs) {
+                            Ok(true) => {}
+                            Ok(false) => all = false,
+                            Err(e) => {
+                                tracing::warn!(backend = %b.name(), err = %e, "making an SRS resident failed; its host copy is kept");
+                                all = false;
+                            }
+                        }
+                    }
+                    all
+                }) as crate::srs::MakeResident
+            });
+        let srs = SrsCache::new(
+            budget.clone(),
+            planner.clone(),
+            config.allow_timing_only,
+            make_resident,
+        );
         let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
         {
             // Kept partition buffers go first (cheap to make again), then idle SRSs.
@@ -508,6 +532,7 @@ impl Partition<()> {
         self.tracker.to(crate::metrics::Stage::Queued);
         let p = self.with_work(Planned {
             shape_hint: None,
+            shape_counted: false,
             synthesize,
         });
         sh.requeue(p);

@@ -298,6 +298,7 @@ impl Planner for FakePlanner {
                     index,
                     public_inputs: vec![Scalar::from(index as u64 + 1)],
                     shape_hint: Some(shape),
+                    shape_counted: false,
                     synthesize: std::sync::Arc::new(move |ctx| {
                         live.inc();
                         let s = match ctx.reuse {

@@ -1,6 +1,6 @@
 //! Reading `.params` and `.vk` files: windowed mmap, parallel decode, typed errors.
 use super::wire::WirePoint;
-use super::{Srs, VerifyingKey};
+use super::{FileOrigin, Srs, VerifyingKey};
 use crate::error::ParamsError;
 use blstrs::{G1Affine, G2Affine};
 use rayon::prelude::*;
@@ -63,7 +63,12 @@ pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), 
         path,
         len,
     };
-    let srs = parse_params(&src, opts)?;
+    let (mut srs, offsets) = parse_params(&src, opts)?;
+    srs.set_origin(FileOrigin {
+        file,
+        path: path.to_path_buf(),
+        offsets,
+    });
     Ok((
         srs,
         LoadStats {
@@ -75,7 +80,7 @@ pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), 
 
 /// Reads `.params` content already in memory (tests, small files).
 pub fn read_params_from_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<Srs, ParamsError> {
-    parse_params(&Source::Bytes(bytes), opts)
+    parse_params(&Source::Bytes(bytes), opts).map(|(srs, _)| srs)
 }
 
 /// Reads a `.vk` file (the verifying key alone). Points are always checked. Maps only the
@@ -111,13 +116,17 @@ fn parse_vk(src: &Source<'_>) -> Result<VerifyingKey, ParamsError> {
     Ok(vk)
 }
 
-fn parse_params(src: &Source<'_>, opts: &ReadOptions) -> Result<Srs, ParamsError> {
+/// The parameters and the byte offset of each section's first point (h, l, a, b_g1, b_g2).
+fn parse_params(src: &Source<'_>, opts: &ReadOptions) -> Result<(Srs, [u64; 5]), ParamsError> {
     let mut cur = Cursor {
         src,
         pos: 0,
         last_count_offset: 0,
     };
     let vk = cur.vk(opts)?;
+    // Each section's points follow its 4-byte count.
+    let mut offsets = [0u64; 5];
+    offsets[0] = cur.pos + 4;
     let h = cur.section::<G1Affine>("h", opts)?;
     if !(h.len() as u64 + 1).is_power_of_two() {
         return Err(ParamsError::BadCount {
@@ -126,12 +135,16 @@ fn parse_params(src: &Source<'_>, opts: &ReadOptions) -> Result<Srs, ParamsError
             count: h.len() as u64,
         });
     }
+    offsets[1] = cur.pos + 4;
     let l = cur.section::<G1Affine>("l", opts)?;
+    offsets[2] = cur.pos + 4;
     let a = cur.section::<G1Affine>("a", opts)?;
+    offsets[3] = cur.pos + 4;
     let b_g1 = cur.section::<G1Affine>("b_g1", opts)?;
+    offsets[4] = cur.pos + 4;
     let b_g2 = cur.section::<G2Affine>("b_g2", opts)?;
     cur.finish()?;
-    Ok(Srs::new(vk, h, l, a, b_g1, b_g2))
+    Ok((Srs::new(vk, h, l, a, b_g1, b_g2), offsets))
 }
 
 /// Where the bytes come from.
