@@ -201,11 +201,7 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
         rows.push(r.step("a request task panicked")?);
     }
     let wall = start.elapsed();
-    let last_done = rows
-        .iter()
-        .map(|r| r.done_at)
-        .max()
-        .unwrap_or_default();
+    let last_done = rows.iter().map(|r| r.done_at).max().unwrap_or_default();
     bar.finish_and_clear();
     let _ = stop_tx.send(true);
     let (sampled_peak_reserved, sampled_peak_rss) = poller.await.unwrap_or((0, 0));

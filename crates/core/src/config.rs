@@ -5,7 +5,7 @@
 //! [memory]
 //! budget = "64GiB"          # default: min(MemTotal, cgroup limits) - margin
 //! margin = "2GiB"           # default: 10% of the limit, at least 512MiB
-//! request_buffer = "1GiB"   # default: budget/32, at most 1GiB
+//! request_buffer = "1GiB"   # default: budget/32, at most 4GiB
 //!
 //! [pipeline]
 //! synthesis_concurrency = 8 # default: CPU count
@@ -50,7 +50,8 @@ pub struct Config {
     /// used to derive the default budget. Default: 10% of the limit, at least 512 MiB.
     pub margin_bytes: u64,
     /// Bytes of the budget set aside for queued request payloads; a submit that would exceed
-    /// it fails with `QueueFull`. Default: budget/32, at most 1 GiB.
+    /// it fails with `QueueFull`. Default: budget/32, at most [`MAX_DEFAULT_REQUEST_BUFFER`]
+    /// (4 GiB).
     pub request_buffer_bytes: u64,
     /// Partitions synthesized at once, independent of memory; guards against memory-bandwidth
     /// thrash. Default: the CPU count.
@@ -118,6 +119,13 @@ pub struct Config {
     /// the log and the SRS's status say that it does not verify.
     pub allow_timing_only: bool,
 }
+
+/// The default request buffer's cap. A 32 GiB PoRep C1 request is about 52 MB of JSON
+/// (51,589,313 bytes for the shape-true one `cuzk gen testdata --sector-size 32GiB
+/// --timing-only` writes), and a message counts twice while it arrives (the transport's buffer
+/// and the decoded copy): the seeds' load of 30 at once needs about 3.1 GB. At 1 GiB, the cap
+/// until issue 12's H200 run, 10 of 30 such submissions were refused.
+pub const MAX_DEFAULT_REQUEST_BUFFER: u64 = 4 * GIB;
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -356,7 +364,7 @@ impl Config {
         Config {
             budget_bytes,
             margin_bytes,
-            request_buffer_bytes: (budget_bytes / 32).min(GIB),
+            request_buffer_bytes: (budget_bytes / 32).min(MAX_DEFAULT_REQUEST_BUFFER),
             synthesis_concurrency: m.cpus,
             prover_workers_per_device: 2,
             prover_interlock: true,
@@ -517,6 +525,35 @@ mod tests {
         assert_eq!(parse_size("1000"), Ok(1000));
         assert!(parse_size("12 parsecs").is_err());
         assert!(parse_size("GiB").is_err());
+    }
+
+    /// Issue 12: at c=30 with 32 GiB PoRep requests, the old 1 GiB cap refused a third of them.
+    #[test]
+    fn the_default_request_buffer_holds_thirty_32g_porep_requests_arriving() {
+        const C1_32G: u64 = 51_589_313;
+        let box_128g = MachineLimits {
+            mem_total: Some(125 * GIB),
+            cgroup_limit: None,
+            cpus: 16,
+        };
+        let c = Config::defaults_for(&box_128g, None, None);
+        assert!(
+            c.request_buffer_bytes >= 30 * 2 * C1_32G,
+            "{}",
+            c.request_buffer_bytes
+        );
+        assert!(c.request_buffer_bytes <= c.budget_bytes / 32);
+        // A 64 GiB cgroup still takes the seeds' load once arrived (one copy each).
+        let cg64 = MachineLimits {
+            cgroup_limit: Some(64 * GIB),
+            ..box_128g
+        };
+        let c = Config::defaults_for(&cg64, None, None);
+        assert!(
+            c.request_buffer_bytes >= 30 * C1_32G,
+            "{}",
+            c.request_buffer_bytes
+        );
     }
 
     #[test]

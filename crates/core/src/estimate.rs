@@ -258,6 +258,9 @@ mod tests {
         let (c, i, a) = (130_278_541, 328, 130_169_893);
         let loose = WorkingSetEstimate::from_shape(c, i, a).admission_bytes();
         let counted = WorkingSetEstimate::from_counted_shape(c, i, a).admission_bytes();
-        assert!(loose > 33_000_000_000 && counted < 21_500_000_000, "{loose} {counted}");
+        assert!(
+            loose > 33_000_000_000 && counted < 21_500_000_000,
+            "{loose} {counted}"
+        );
     }
 }

@@ -367,7 +367,11 @@ impl SrsCache {
     /// Has the backends make `srs` resident and, when all of them did, releases its host
     /// points (on the blocking pool: the upload takes seconds at real size). Returns the SRS
     /// and the bytes released.
-    async fn release_host_copy(&self, circuit_id: &str, srs: Srs) -> Result<(Srs, u64), EngineError> {
+    async fn release_host_copy(
+        &self,
+        circuit_id: &str,
+        srs: Srs,
+    ) -> Result<(Srs, u64), EngineError> {
         let Some(make_resident) = self.inner.make_resident.clone() else {
             return Ok((srs, 0));
         };

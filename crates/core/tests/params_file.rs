@@ -231,7 +231,11 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
     assert!(vk_bytes < srs.size_bytes() / 10);
     assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     // Both jobs' three partitions each were proved from the backend's copy.
-    assert_eq!(own.released_starts.load(std::sync::atomic::Ordering::SeqCst), 6);
+    assert_eq!(
+        own.released_starts
+            .load(std::sync::atomic::Ordering::SeqCst),
+        6
+    );
     e.shutdown(Duration::from_secs(5)).await;
     assert_eq!(e.budget().reserved(), 0);
 
@@ -245,13 +249,20 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
     assert!(!s.srs[0].host_released);
     assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
     assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
-    assert_eq!(own.released_starts.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(
+        own.released_starts
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
     e.shutdown(Duration::from_secs(5)).await;
 
     // Beside a backend that needs the host copy (the CPU prover): kept.
     let e = Engine::new(
         config(),
-        vec![Arc::new(CpuProver::new()) as Arc<dyn ProverBackend>, own.clone()],
+        vec![
+            Arc::new(CpuProver::new()) as Arc<dyn ProverBackend>,
+            own.clone(),
+        ],
         planner(),
     )
     .unwrap();
@@ -261,6 +272,10 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
     assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
     // Asked (every backend is), but the CPU prover said no, so nothing was released.
     assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
-    assert_eq!(own.released_starts.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(
+        own.released_starts
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
     e.shutdown(Duration::from_secs(5)).await;
 }

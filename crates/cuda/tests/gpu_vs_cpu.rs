@@ -443,7 +443,10 @@ fn released_host_copy_proves_equal_from_the_pinned_vram_copy() {
         assert_eq!(gpu.vram_status().pinned_srs, pinned.pinned_srs);
         drop(srs);
         let after = gpu.vram_status();
-        assert_eq!(after.pinned_srs, before.pinned_srs, "dropping the SRS unpins it");
+        assert_eq!(
+            after.pinned_srs, before.pinned_srs,
+            "dropping the SRS unpins it"
+        );
         assert_eq!(after.resident_srs, before.resident_srs);
     }
 }

@@ -2,14 +2,14 @@
 //!
 //! - [`recorder`]: a `bellpepper_core::ConstraintSystem` that records assignments, the
 //!   A/B/C evaluations per constraint and the [`density`] bitmaps the MSMs need.
-//! - [`params`]: Filecoin/bellperson `.params` and `.vk` files (read by mmap, written for tests).
+//! - [`params`]: Filecoin/bellperson `.params` and `.vk` files (read in parallel windows, written for tests).
 //! - [`setup`]: an *insecure* test-parameter generator (random toxic waste).
 //! - [`prover`]: the [`prover::ProverBackend`] trait with a split `start`/`finish`, and the
 //!   multi-threaded CPU backend.
 //! - [`proof`], [`verifier`]: bellperson-identical 192-byte proofs; (batch) verification.
 //! - [`synthetic`]: configurable synthetic circuits for tests and benchmarks.
 #![deny(missing_docs)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod density;
 pub mod domain;

@@ -110,10 +110,7 @@ fn a_changed_file_gives_a_typed_error_for_a_released_point() {
         Err(ParamsError::BadPoint { section: "h", .. })
     ));
     std::fs::write(&path, b"short").unwrap();
-    assert!(matches!(
-        srs.g2_at(0),
-        Err(ParamsError::Io { .. })
-    ));
+    assert!(matches!(srs.g2_at(0), Err(ParamsError::Io { .. })));
 }
 
 #[test]

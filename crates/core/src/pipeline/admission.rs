@@ -91,9 +91,13 @@ pub(crate) async fn admit(
     }
     let srs_bytes = sh.srs.size_hint(&p.circuit_id);
     let total = sh.budget.total();
-    let est = sh
-        .estimator
-        .estimate(&p.circuit_id, shape_hint, shape_counted, srs_bytes, total / 4);
+    let est = sh.estimator.estimate(
+        &p.circuit_id,
+        shape_hint,
+        shape_counted,
+        srs_bytes,
+        total / 4,
+    );
     let need = est.admission_bytes();
     if need + srs_bytes.unwrap_or(0) > total {
         let error = EngineError::TooLarge {
@@ -166,9 +170,9 @@ pub(crate) fn check_fits(sh: &Shared, parts: &[PartitionPlan]) -> Result<(), Eng
         }
         let known = p.shape_hint.is_some() || sh.estimator.calibrated(&p.circuit_id).is_some();
         if known {
-            let e = sh
-                .estimator
-                .estimate(&p.circuit_id, p.shape_hint, p.shape_counted, srs, total / 4);
+            let e =
+                sh.estimator
+                    .estimate(&p.circuit_id, p.shape_hint, p.shape_counted, srs, total / 4);
             let need = e.admission_bytes();
             if need + srs.unwrap_or(0) > total {
                 return Err(EngineError::TooLarge {

@@ -1,4 +1,4 @@
-//! Reading `.params` and `.vk` files: windowed mmap, parallel decode, typed errors.
+//! Reading `.params` and `.vk` files: windowed parallel reads, parallel decode, typed errors.
 use super::wire::WirePoint;
 use super::{FileOrigin, Srs, VerifyingKey};
 use crate::error::ParamsError;
@@ -15,8 +15,8 @@ pub struct ReadOptions {
     /// Check that every point is on the curve and in the prime-order subgroup (default
     /// `true`). Turn off only for files you trust: the subgroup check is most of the cost.
     pub check_points: bool,
-    /// Bytes mapped at a time (default 32 MiB). Each window is unmapped once decoded, so
-    /// the file's pages count in RSS for at most one window beside the decoded points.
+    /// Bytes read at a time (default 32 MiB). Each window's buffer is freed once decoded, so
+    /// file bytes count in RSS for at most one window beside the decoded points.
     pub window_bytes: usize,
 }
 
@@ -49,7 +49,7 @@ impl LoadStats {
     }
 }
 
-/// Reads a `.params` file (verifying key and proving key), mapping it in windows.
+/// Reads a `.params` file (verifying key and proving key), a window at a time.
 pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), ParamsError> {
     let started = Instant::now();
     let io_err = |source| ParamsError::Io {
@@ -83,8 +83,8 @@ pub fn read_params_from_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<Srs, P
     parse_params(&Source::Bytes(bytes), opts).map(|(srs, _)| srs)
 }
 
-/// Reads a `.vk` file (the verifying key alone). Points are always checked. Maps only the
-/// bytes it reads, so a `.params` file passed by mistake fails fast with
+/// Reads a `.vk` file (the verifying key alone). Points are always checked. Reads only the
+/// bytes it needs, so a `.params` file passed by mistake fails fast with
 /// [`ParamsError::TrailingBytes`] instead of being read whole.
 pub fn read_vk(path: &Path) -> Result<VerifyingKey, ParamsError> {
     let io_err = |source| ParamsError::Io {
@@ -151,7 +151,7 @@ fn parse_params(src: &Source<'_>, opts: &ReadOptions) -> Result<(Srs, [u64; 5]),
 enum Source<'a> {
     /// Already in memory.
     Bytes(&'a [u8]),
-    /// A file, mapped a window at a time.
+    /// A file, read a window at a time.
     File {
         file: &'a File,
         path: &'a Path,
@@ -183,38 +183,30 @@ impl Source<'_> {
                 if len == 0 {
                     return Ok(f(&[]));
                 }
-                let map = map_window(file, offset, len).map_err(|source| ParamsError::Io {
+                let buf = read_window(file, offset, len).map_err(|source| ParamsError::Io {
                     path: PathBuf::from(path),
                     source,
                 })?;
-                // Readahead hints only; failure to apply them changes nothing but speed.
-                let _ = map.advise(memmap2::Advice::Sequential);
-                let _ = map.advise(memmap2::Advice::WillNeed);
-                let out = f(&map);
-                drop(map);
-                Ok(out)
+                Ok(f(&buf))
             }
         }
     }
 }
 
-/// Maps `len` bytes of `file` from `offset`, read-only.
-#[allow(unsafe_code)]
-fn map_window(file: &File, offset: u64, len: usize) -> std::io::Result<memmap2::Mmap> {
-    // SAFETY: `Mmap::map` is unsafe because the mapped bytes may change underneath us if
-    // another process modifies or truncates the file. We open the file read-only, copy every
-    // byte we keep into owned values (decoded points and counts), and never hand out
-    // references into the mapping beyond this window's parse. A concurrent writer can
-    // therefore only make us decode garbage (reported as a bad point or count: treated like
-    // any other corruption) or, if the file shrinks, raise SIGBUS, as reading any
-    // memory-mapped file does. Parameter files are written once (atomically, by rename)
-    // and not modified in place.
-    unsafe {
-        memmap2::MmapOptions::new()
-            .offset(offset)
-            .len(len)
-            .map(file)
-    }
+/// Bytes one thread reads of a window at a time.
+const READ_PIECE: usize = 1 << 20;
+
+/// Reads `len` bytes of `file` from `offset` into a buffer, in pieces read in parallel (a
+/// positioned read each, so no shared file offset). Plain reads, no mapping: a file that
+/// changes or shrinks underneath only makes the reader decode garbage (a typed bad point or
+/// count) or fail with an I/O error, never fault.
+fn read_window(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len];
+    buf.par_chunks_mut(READ_PIECE)
+        .enumerate()
+        .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * READ_PIECE) as u64))?;
+    Ok(buf)
 }
 
 /// A read position in a [`Source`], with bounds-checked reads.
