@@ -106,6 +106,18 @@ struct Entry {
     evict_when_idle: bool,
 }
 
+/// A released SRS (its points on the devices) that holds less host memory than this is not
+/// evicted under memory pressure: freeing it cannot help a waiter, and its next use would read
+/// the file and upload it to the devices again (seen on the H200: a WinningPoSt SRS of 12.5 KiB
+/// evicted 3.5 s after its load by a PoRep load waiting for gigabytes).
+const KEEP_RELEASED_BELOW: u64 = 64 << 20;
+
+impl Entry {
+    fn keep_under_pressure(&self) -> bool {
+        self.loaded.host_released_bytes > 0 && self.reservation.bytes() < KEEP_RELEASED_BELOW
+    }
+}
+
 struct State {
     hot: HashMap<String, Entry>,
     /// Ids seen before but not loaded now: (tier, last known size).
@@ -450,7 +462,7 @@ impl SrsCache {
             let mut idle: Vec<(Instant, String)> = st
                 .hot
                 .iter()
-                .filter(|(_, e)| e.refs == 0)
+                .filter(|(_, e)| e.refs == 0 && !e.keep_under_pressure())
                 .map(|(k, e)| (e.last_used, k.clone()))
                 .collect();
             idle.sort();
@@ -613,5 +625,44 @@ mod tests {
         assert!(!a.was_loaded);
         assert!(cache.inner.state.lock().load_locks.is_empty(), "load done");
         drop(a);
+    }
+
+    /// `ok` as [`OneCircuit`] knows it, read from a file (so its host copy can be released).
+    struct OnFile(PathBuf);
+
+    impl Planner for OnFile {
+        fn plan(&self, _: ProofRequest) -> Result<JobPlan, EngineError> {
+            Err(EngineError::InvalidRequest("no plans here".into()))
+        }
+        fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
+            OneCircuit.srs_size_hint(id).map(|_| self.0.clone())
+        }
+    }
+
+    /// Seen on the H200: a WinningPoSt SRS whose host copy was released (12.5 KiB left) was
+    /// evicted under pressure 3.5 s after its load, freeing nothing useful.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_released_srs_holding_almost_nothing_is_kept_under_pressure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ok.params");
+        cuzk_groth16::params::write_params(&path, &OneCircuit.load_srs("ok").unwrap()).unwrap();
+        let everywhere: MakeResident = Arc::new(|_: &Srs| true);
+        let budget = || MemoryBudget::new(1 << 30);
+        let released = SrsCache::new(
+            budget(),
+            Arc::new(OnFile(path.clone())),
+            true,
+            Some(everywhere),
+        );
+        drop(released.get("ok", Priority::Normal).await.unwrap());
+        assert!(released.status()[0].host_released);
+        assert_eq!(released.reclaim(1 << 30), 0);
+        assert_eq!(released.status()[0].tier, SrsTier::Hot);
+        // Its host copy kept: evicted as before.
+        let kept = SrsCache::new(budget(), Arc::new(OnFile(path)), true, None);
+        drop(kept.get("ok", Priority::Normal).await.unwrap());
+        assert!(!kept.status()[0].host_released);
+        assert!(kept.reclaim(1 << 30) > 0);
+        assert_eq!(kept.status()[0].tier, SrsTier::Warm);
     }
 }
