@@ -47,6 +47,7 @@ pub mod params;
 pub mod partition;
 pub mod plan;
 mod porep;
+mod porep_witness;
 mod post;
 mod reference;
 pub mod registry;

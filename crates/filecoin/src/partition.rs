@@ -41,10 +41,38 @@ pub(crate) trait Synthesis {
     where
         C: bellpepper_core::Circuit<Scalar> + Send,
         F: Fn() -> Result<C> + Send + Sync + 'static;
+
+    /// [`Synthesis::work`] for a circuit whose witness alone can also be recorded faster than
+    /// its own synthesis does (in parallel): `witness` records a witness-only synthesis into
+    /// the recorder it is given, and must give exactly the values `build`'s circuit does. The
+    /// default ignores it.
+    fn work_with_witness<C, F, W>(
+        partition: usize,
+        estimate: MemoryEstimate,
+        build: F,
+        witness: W,
+    ) -> Self::Work
+    where
+        C: bellpepper_core::Circuit<Scalar> + Send,
+        F: Fn() -> Result<C> + Send + Sync + 'static,
+        W: Fn(Recorder) -> Result<Synthesized> + Send + Sync + 'static,
+    {
+        drop(witness);
+        Self::work(partition, estimate, build)
+    }
 }
 
 /// Synthesis into our recorder (what the engine proves with).
 pub(crate) struct Recorded;
+
+static WITNESS_FALLBACKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Partitions whose fast (parallel) witness failed or had the wrong shape, so that the
+/// circuit's own synthesis ran instead, since the process started (each is also logged as an
+/// error).
+pub fn witness_fallbacks() -> u64 {
+    WITNESS_FALLBACKS.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 impl Synthesis for Recorded {
     type Work = SynthFn;
@@ -55,6 +83,42 @@ impl Synthesis for Recorded {
         F: Fn() -> Result<C> + Send + Sync + 'static,
     {
         Box::new(move |mode, reuse| synthesize_guarded(partition, estimate, mode, reuse, &build))
+    }
+
+    /// Witness-only recordings go through `witness`; if it fails or its result does not have
+    /// the circuit's counted shape, that is logged as an error and the circuit's own
+    /// synthesis runs instead (never a silent switch).
+    fn work_with_witness<C, F, W>(
+        partition: usize,
+        estimate: MemoryEstimate,
+        build: F,
+        witness: W,
+    ) -> SynthFn
+    where
+        C: bellpepper_core::Circuit<Scalar> + Send,
+        F: Fn() -> Result<C> + Send + Sync + 'static,
+        W: Fn(Recorder) -> Result<Synthesized> + Send + Sync + 'static,
+    {
+        Box::new(move |mode, reuse| {
+            if mode != RecorderMode::WitnessOnly {
+                return synthesize_guarded(partition, estimate, mode, reuse, &build);
+            }
+            let fast = guarded(partition, || witness(estimate.recorder(mode, reuse)))
+                .and_then(|w| estimate.check_witness(partition, w));
+            match fast {
+                Ok(w) => Ok(w),
+                Err(e) => {
+                    WITNESS_FALLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::error!(
+                        partition,
+                        cause = %e,
+                        "the parallel witness failed or does not have the circuit's shape; \
+                         synthesizing the partition with the circuit's own code instead"
+                    );
+                    synthesize_guarded(partition, estimate, mode, None, &build)
+                }
+            }
+        })
     }
 }
 
@@ -133,6 +197,21 @@ impl MemoryEstimate {
             aux,
             exact,
         }
+    }
+
+    /// `w` if it has this shape (when the shape was counted), else a synthesis error.
+    pub(crate) fn check_witness(&self, partition: usize, w: Synthesized) -> Result<Synthesized> {
+        let got = (w.num_constraints, w.inputs.len(), w.aux.len());
+        let want = (self.constraints, self.inputs, self.aux);
+        if self.exact && got != want {
+            return Err(FilecoinError::Synthesis {
+                partition,
+                message: format!(
+                    "witness has (constraints, inputs, aux) = {got:?}, the circuit {want:?}"
+                ),
+            });
+        }
+        Ok(w)
     }
 
     /// A recorder preallocated for this shape (so synthesis does not reallocate), in
@@ -259,7 +338,7 @@ where
     C: bellpepper_core::Circuit<Scalar>,
     F: Fn() -> Result<C>,
 {
-    let run = || -> Result<Synthesized> {
+    guarded(partition, || {
         let circuit = build()?;
         Recorder::synthesize_into(estimate.recorder(mode, reuse), circuit).map_err(|e| {
             FilecoinError::Synthesis {
@@ -267,7 +346,12 @@ where
                 message: e.to_string(),
             }
         })
-    };
+    })
+}
+
+/// Runs `run`, turning a panic inside it (the Filecoin crates panic on some inconsistent
+/// vanilla proofs) into a typed synthesis error.
+fn guarded<T>(partition: usize, run: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(r) => r,
         Err(panic) => {

@@ -14,6 +14,7 @@ use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, 
 
 use crate::error::{FilecoinError, Result};
 use crate::partition::{FinishFn, MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
+use crate::porep_witness::Pieces;
 use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
 use crate::request::{check_domain, check_scalar, C1Envelope, ProofRequest};
 
@@ -206,14 +207,29 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
         .into_iter()
         .enumerate()
         .map(|(k, inputs)| {
-            let shared = Arc::clone(&shared);
+            let (for_build, for_witness) = (Arc::clone(&shared), Arc::clone(&shared));
+            let witness = move |recorder| {
+                let failed = |message: String| FilecoinError::Synthesis {
+                    partition: k,
+                    message,
+                };
+                Pieces::new(&for_witness.pub_in, &for_witness.vanilla[k])
+                    .map_err(failed)?
+                    .witness(recorder)
+                    .map_err(|e| failed(e.to_string()))
+            };
             PartitionJob {
                 circuit_id,
                 partition: k,
                 circuit_partition: k,
                 public_inputs: inputs,
                 estimate,
-                synthesize: S::work(k, estimate, move || build(&shared, k)),
+                synthesize: S::work_with_witness(
+                    k,
+                    estimate,
+                    move || build(&for_build, k),
+                    witness,
+                ),
             }
         })
         .collect();

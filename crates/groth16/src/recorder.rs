@@ -226,6 +226,16 @@ impl Recorder {
         self.out.num_constraints
     }
 
+    /// Aux variables allocated so far.
+    pub fn num_aux(&self) -> usize {
+        self.out.aux.len()
+    }
+
+    /// Inputs allocated so far (ONE included once allocated).
+    pub fn num_inputs(&self) -> usize {
+        self.out.inputs.len()
+    }
+
     /// Heap bytes held so far (capacity-based).
     pub fn heap_bytes(&self) -> usize {
         self.out.heap_bytes()
