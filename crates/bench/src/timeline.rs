@@ -1,6 +1,7 @@
-//! Draws a bench run's timeline as a hand-written SVG: one horizontal bar per partition,
-//! coloured by pipeline stage, a prover-busy strip whose gaps are idle prover time, and the
-//! reserved-memory curve underneath.
+//! Draws a bench run's timeline as a hand-written SVG: one horizontal bar per partition, named
+//! by its circuit (kind and size) and partition, coloured by pipeline stage; one busy lane per
+//! device (its partitions' proving intervals; gaps are idle time); and the reserved-memory
+//! curve underneath.
 use cuzk_server::proto::{GetTimelineResponse, MemorySample, PartitionTimeline};
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -22,7 +23,7 @@ const MEM_LAYERS: [(&str, &str); 3] = [
 ];
 
 const WIDTH: f64 = 1200.0;
-const LEFT: f64 = 170.0;
+const LEFT: f64 = 240.0;
 const RIGHT: f64 = 20.0;
 const ROW_MAX: f64 = 14.0;
 const BARS_MAX_HEIGHT: f64 = 640.0;
@@ -66,7 +67,16 @@ pub fn render(tl: &GetTimelineResponse, jobs: &HashSet<String>) -> String {
     let top = 60.0;
     let bars_h = row * n;
     let busy_y = top + bars_h + 14.0;
-    let mem_top = busy_y + 56.0;
+    // One lane per device that proved something ("prover" when the daemon did not say).
+    let mut devices: Vec<&str> = parts
+        .iter()
+        .filter(|p| p.prove_start_us > 0)
+        .map(|p| p.device.as_str())
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    const LANE: f64 = 34.0;
+    let mem_top = busy_y + LANE * devices.len().max(1) as f64 + 22.0;
     let axis_y = mem_top + MEM_HEIGHT + 4.0;
     let height = axis_y + 40.0;
 
@@ -99,9 +109,9 @@ pub fn render(tl: &GetTimelineResponse, jobs: &HashSet<String>) -> String {
         let y = top + i as f64 * row;
         if row >= 8.0 || p.job_id != last_job {
             let label = if row >= 8.0 {
-                format!("{} #{}", short(&p.job_id), p.partition)
+                format!("{} #{} {}", p.circuit_id, p.partition, short(&p.job_id))
             } else {
-                short(&p.job_id).to_string()
+                format!("{} {}", p.circuit_id, short(&p.job_id))
             };
             let _ = writeln!(
                 s,
@@ -143,39 +153,48 @@ pub fn render(tl: &GetTimelineResponse, jobs: &HashSet<String>) -> String {
         }
     }
 
-    // Prover busy strip: the union of proving intervals; gaps are idle prover time.
-    let mut iv: Vec<(u64, u64)> = parts
-        .iter()
-        .filter(|p| p.prove_start_us > 0 && p.prove_end_us > p.prove_start_us)
-        .map(|p| (p.prove_start_us, p.prove_end_us))
-        .collect();
-    iv.sort();
-    let mut merged: Vec<(u64, u64)> = Vec::new();
-    for (a, b) in iv {
-        match merged.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => merged.push((a, b)),
+    // One busy lane per device: the union of its partitions' proving intervals (the prover
+    // stage, host-side preparation included); gaps are time the device had no partition.
+    for (lane, dev) in devices.iter().enumerate() {
+        let y = busy_y + lane as f64 * LANE;
+        let name = if dev.is_empty() { "prover" } else { dev };
+        let mut iv: Vec<(u64, u64)> = parts
+            .iter()
+            .filter(|p| {
+                p.device == *dev && p.prove_start_us > 0 && p.prove_end_us > p.prove_start_us
+            })
+            .map(|p| (p.prove_start_us, p.prove_end_us))
+            .collect();
+        iv.sort();
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (a, b) in iv {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
         }
-    }
-    let busy: u64 = merged.iter().map(|(a, b)| b - a).sum();
-    if let (Some(first), Some(last)) = (merged.first(), merged.last()) {
+        let busy: u64 = merged.iter().map(|(a, b)| b - a).sum();
+        let (Some(first), Some(last)) = (merged.first(), merged.last()) else {
+            continue;
+        };
         let window = (last.1 - first.0).max(1);
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">prover busy</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{} busy</text>"#,
             LEFT - 4.0,
-            busy_y + 11.0
+            y + 11.0,
+            escape(name)
         );
         let _ = writeln!(
             s,
-            r##"<rect x="{:.2}" y="{busy_y:.1}" width="{:.2}" height="14" fill="#e04040"/>"##,
+            r##"<rect x="{:.2}" y="{y:.1}" width="{:.2}" height="14" fill="#e04040"/>"##,
             x(first.0),
             x(last.1) - x(first.0),
         );
         for (a, b) in &merged {
             let _ = writeln!(
                 s,
-                r#"<rect x="{:.2}" y="{busy_y:.1}" width="{:.2}" height="14" fill="{}"/>"#,
+                r#"<rect x="{:.2}" y="{y:.1}" width="{:.2}" height="14" fill="{}"/>"#,
                 x(*a),
                 (x(*b) - x(*a)).max(0.5),
                 STAGES[3].1
@@ -183,9 +202,10 @@ pub fn render(tl: &GetTimelineResponse, jobs: &HashSet<String>) -> String {
         }
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}">prover busy {:.1}% of {:.2} s from first to last proof (red = idle)</text>"#,
+            r#"<text x="{:.1}" y="{:.1}">{}: proving {:.1}% of {:.2} s from its first to its last proof (red = idle)</text>"#,
             LEFT,
-            busy_y + 28.0,
+            y + 28.0,
+            escape(name),
             100.0 * busy as f64 / window as f64,
             window as f64 / 1e6
         );
@@ -453,10 +473,50 @@ mod tests {
             assert!(svg.contains(&format!("{name}:")), "stage {name} drawn");
         }
         // Two proving intervals 1010..1510 and 6000..6500 → busy 1000 of 5490 µs.
-        assert!(svg.contains("prover busy 18.2%"), "{svg}");
+        assert!(
+            svg.contains("cpu0: proving 18.2% of 0.01 s from its first to its last proof"),
+            "{svg}"
+        );
+        assert!(
+            svg.contains(">synthetic #1 a</text>"),
+            "rows named by circuit and partition"
+        );
         assert!(svg.contains("<path d="), "memory curve");
         assert!(svg.contains("3.0 MiB"), "peak reserved label");
         assert!(svg.contains(">working_set</text>"), "category legend");
+    }
+
+    /// Issue 12 item 4: one busy lane per device, each from its own partitions only.
+    #[test]
+    fn each_device_has_its_own_busy_lane() {
+        let p = |i: u32, dev: &str, start: u64| PartitionTimeline {
+            job_id: "j".into(),
+            partition: i,
+            circuit_id: "porep-32g".into(),
+            queued_us: 10,
+            synthesis_start_us: 20,
+            synthesis_end_us: 30,
+            prove_start_us: start,
+            prove_end_us: start + 1000,
+            finalize_end_us: start + 1100,
+            device: dev.into(),
+            outcome: "completed".into(),
+        };
+        // cuda:0 proves 1000..2000 and 3000..4000 (two thirds of 3000 µs); cuda:1 2000..3000.
+        let tl = GetTimelineResponse {
+            partitions: vec![
+                p(0, "cuda:0", 1000),
+                p(1, "cuda:1", 2000),
+                p(2, "cuda:0", 3000),
+            ],
+            memory: vec![],
+            now_us: 5000,
+        };
+        let svg = render(&tl, &HashSet::new());
+        assert!(svg.contains(">cuda:0 busy</text>") && svg.contains(">cuda:1 busy</text>"));
+        assert!(svg.contains("cuda:0: proving 66.7% of 0.00 s"), "{svg}");
+        assert!(svg.contains("cuda:1: proving 100.0%"), "{svg}");
+        assert!(svg.contains(">porep-32g #2 j</text>"));
     }
 
     #[test]

@@ -446,7 +446,7 @@ impl SrsCache {
     /// Evicts idle entries, least recently used first, until `shortfall` bytes are freed or
     /// none is idle. Returns the bytes freed.
     pub fn reclaim(&self, shortfall: u64) -> u64 {
-        let evicted = self.take_idle(shortfall);
+        let evicted = self.take_idle(shortfall, true);
         let bytes = evicted.iter().map(|e| e.reservation.bytes()).sum();
         // A waiter asking for memory runs this, on the runtime: the points are freed on
         // `cuzk-free`, each entry's before its reservation (see `crate::reaper`).
@@ -455,14 +455,15 @@ impl SrsCache {
     }
 
     /// Takes idle entries out of the cache, least recently used first, until they cover
-    /// `shortfall` bytes.
-    fn take_idle(&self, shortfall: u64) -> Vec<Entry> {
+    /// `shortfall` bytes; `under_pressure` (a waiter needs memory) passes over released SRSs
+    /// that hold almost nothing ([`KEEP_RELEASED_BELOW`]).
+    fn take_idle(&self, shortfall: u64, under_pressure: bool) -> Vec<Entry> {
         {
             let mut st = self.inner.state.lock();
             let mut idle: Vec<(Instant, String)> = st
                 .hot
                 .iter()
-                .filter(|(_, e)| e.refs == 0 && !e.keep_under_pressure())
+                .filter(|(_, e)| e.refs == 0 && !(under_pressure && e.keep_under_pressure()))
                 .map(|(k, e)| (e.last_used, k.clone()))
                 .collect();
             idle.sort();
@@ -474,7 +475,9 @@ impl SrsCache {
                 }
                 if let Some(e) = Self::remove_locked(&mut st, &id) {
                     freed += e.reservation.bytes();
-                    tracing::info!(circuit = %id, bytes = e.reservation.bytes(), "SRS evicted under memory pressure");
+                    if under_pressure {
+                        tracing::info!(circuit = %id, bytes = e.reservation.bytes(), "SRS evicted under memory pressure");
+                    }
                     out.push(e);
                 }
             }
@@ -502,7 +505,7 @@ impl SrsCache {
 
     /// Evicts every idle entry (shutdown). Returns bytes freed.
     pub fn evict_all_idle(&self) -> u64 {
-        let evicted = self.take_idle(u64::MAX);
+        let evicted = self.take_idle(u64::MAX, false);
         evicted.iter().map(|e| e.reservation.bytes()).sum()
     }
 
@@ -658,6 +661,9 @@ mod tests {
         assert!(released.status()[0].host_released);
         assert_eq!(released.reclaim(1 << 30), 0);
         assert_eq!(released.status()[0].tier, SrsTier::Hot);
+        // Evicting everything idle (shutdown) still takes it.
+        assert!(released.evict_all_idle() > 0);
+        assert_eq!(released.status()[0].tier, SrsTier::Warm);
         // Its host copy kept: evicted as before.
         let kept = SrsCache::new(budget(), Arc::new(OnFile(path)), true, None);
         drop(kept.get("ok", Priority::Normal).await.unwrap());
