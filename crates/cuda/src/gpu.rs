@@ -320,7 +320,9 @@ impl CudaProver {
             Tier::Streamed => Some(pins::host_srs(
                 self.dev.ordinal,
                 srs,
-                options.page_lock_host,
+                crate::residency::state(srs)
+                    .filter(|_| options.page_lock_host)
+                    .map(|s| &s.pins),
             )),
         };
         let (need, keep_srs) = match &host {

@@ -6,9 +6,10 @@
 use crate::ffi;
 use cuzk_groth16::Srs;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// Page-locked registrations of one SRS's vectors (portable, so any device DMAs from them),
-/// made on the SRS's first streamed use and kept in the SRS's [`crate::residency::SrsState`]
+/// made on the SRS's first streamed use and kept in the SRS's `crate::residency::SrsState`
 /// (its [`Srs::backend_cache`]), which is dropped before the vectors: `Drop` unregisters them
 /// before they are freed.
 pub(crate) struct HostPins {
@@ -84,17 +85,18 @@ impl Drop for HostPins {
     }
 }
 
-/// `srs`'s host sections for a streamed `start` on device `ordinal`; with `page_lock`, the
-/// sections are page-locked on the SRS's first streamed use (kept in [`Srs::backend_cache`])
-/// and marked pinned while they still are.
-pub(crate) fn host_srs(ordinal: usize, srs: &Srs, page_lock: bool) -> ffi::CHostSrs {
-    let pinned = match crate::residency::state(srs) {
-        Some(state) if page_lock => state
-            .pins
-            .get_or_init(|| HostPins::register(ordinal, srs))
-            .pinned_mask(srs),
-        _ => 0,
-    };
+/// `srs`'s host sections for a streamed `start` on device `ordinal`; with `pins` (the SRS's
+/// slot for them, kept with it: [`crate::residency::SrsState::pins`]), the sections are
+/// page-locked on the SRS's first streamed use and marked pinned while they still are.
+pub(crate) fn host_srs(
+    ordinal: usize,
+    srs: &Srs,
+    pins: Option<&OnceLock<HostPins>>,
+) -> ffi::CHostSrs {
+    let pinned = pins.map_or(0, |p| {
+        p.get_or_init(|| HostPins::register(ordinal, srs))
+            .pinned_mask(srs)
+    });
     ffi::CHostSrs {
         h: srs.h().as_ptr().cast(),
         nh: srs.h().len(),
