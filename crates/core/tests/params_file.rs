@@ -245,16 +245,7 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
     c.release_host_srs = false;
     let e = Engine::new(c, vec![own.clone()], planner()).unwrap();
     let e = prove(e, 1).await;
-    let s = e.status();
-    assert!(!s.srs[0].host_released);
-    assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
-    assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
-    assert_eq!(
-        own.released_starts
-            .load(std::sync::atomic::Ordering::SeqCst),
-        0
-    );
-    e.shutdown(Duration::from_secs(5)).await;
+    assert_kept(&e, &own, srs.size_bytes(), 0).await;
 
     // Beside a backend that needs the host copy (the CPU prover): kept.
     let e = Engine::new(
@@ -267,15 +258,18 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
     )
     .unwrap();
     let e = prove(e, 1).await;
+    // Asked (every backend is), but the CPU prover said no, so nothing was released.
+    assert_kept(&e, &own, srs.size_bytes(), 1).await;
+}
+
+/// The SRS kept its host copy (all of it reserved), `own` was asked `calls` times and proved
+/// nothing from a copy of its own; then the engine stops.
+async fn assert_kept(e: &Engine, own: &OwnCopy, points: u64, calls: usize) {
+    use std::sync::atomic::Ordering::SeqCst;
     let s = e.status();
     assert!(!s.srs[0].host_released);
-    assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
-    // Asked (every backend is), but the CPU prover said no, so nothing was released.
-    assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
-    assert_eq!(
-        own.released_starts
-            .load(std::sync::atomic::Ordering::SeqCst),
-        0
-    );
+    assert_eq!(s.srs[0].size_bytes, points);
+    assert_eq!(own.calls.load(SeqCst), calls);
+    assert_eq!(own.released_starts.load(SeqCst), 0);
     e.shutdown(Duration::from_secs(5)).await;
 }
