@@ -100,8 +100,16 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
     }
 
     /// The witness-only recording of the whole partition into `recorder` (fresh or reusing a
-    /// finished partition's buffers), its challenges on rayon's threads.
-    pub(crate) fn witness(self, mut recorder: Recorder) -> Result<Synthesized, SynthesisError> {
+    /// finished partition's buffers), its challenges on rayon's threads. `total_aux` is the
+    /// circuit's aux count (its counted shape): each challenge's recorder is sized to its share,
+    /// so the challenges together hold one more copy of the witness, never a grown one. With a
+    /// finished partition's a/b/c kept for reuse, that is exactly the proving phase's
+    /// reservation (a/b/c plus twice the assignment).
+    pub(crate) fn witness(
+        self,
+        mut recorder: Recorder,
+        total_aux: usize,
+    ) -> Result<Synthesized, SynthesisError> {
         if recorder.mode() != RecorderMode::WitnessOnly {
             return Err(SynthesisError::Unsatisfiable);
         }
@@ -115,11 +123,12 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
             inputs: after.inputs - before.inputs,
             constraints: after.constraints - before.constraints,
         };
+        let share = lead.aux + total_aux.saturating_sub(after.aux) / self.vanilla.len().max(1);
         let parts: Vec<Synthesized> = self
             .vanilla
             .par_chunks(1)
             .map(|challenge| {
-                let mut cs = Recorder::new(RecorderMode::WitnessOnly);
+                let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
                 self.synthesize(&mut cs, challenge)?;
                 let c = counts(&cs);
                 if c.aux < lead.aux || c.inputs < lead.inputs || c.constraints < lead.constraints {
