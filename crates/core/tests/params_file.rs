@@ -77,14 +77,7 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     assert!(e.evict_srs("small-test").unwrap().was_loaded);
     let other =
         cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(100)).unwrap();
-    let mixed = cuzk_groth16::Srs::new(
-        other.vk().clone(),
-        srs.h().to_vec(),
-        srs.l().to_vec(),
-        srs.a().to_vec(),
-        srs.b_g1().to_vec(),
-        srs.b_g2().to_vec(),
-    );
+    let mixed = points_with_key(&srs, other.vk());
     cuzk_groth16::params::write_params(&path, &mixed).unwrap();
     let req = ProofRequest {
         request_id: "file-2".into(),
@@ -114,6 +107,18 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     assert_eq!(e.budget().reserved(), 0);
 }
 
+/// A new SRS with `srs`'s points (copied) under verifying key `vk`.
+fn points_with_key(srs: &cuzk_groth16::Srs, vk: &cuzk_groth16::VerifyingKey) -> cuzk_groth16::Srs {
+    cuzk_groth16::Srs::new(
+        vk.clone(),
+        srs.h().to_vec(),
+        srs.l().to_vec(),
+        srs.a().to_vec(),
+        srs.b_g1().to_vec(),
+        srs.b_g2().to_vec(),
+    )
+}
+
 /// A backend with memory of its own (as a GPU's VRAM): `make_resident` copies the points, and
 /// it proves a released SRS from that copy (counted in `released_starts`), so a proof that
 /// verifies shows the engine handed it an SRS whose host copy was gone.
@@ -141,14 +146,7 @@ impl ProverBackend for OwnCopy {
     }
     fn make_resident(&self, srs: &cuzk_groth16::Srs) -> Result<bool, ProveError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let copy = cuzk_groth16::Srs::new(
-            srs.vk().clone(),
-            srs.h().to_vec(),
-            srs.l().to_vec(),
-            srs.a().to_vec(),
-            srs.b_g1().to_vec(),
-            srs.b_g2().to_vec(),
-        );
+        let copy = points_with_key(srs, srs.vk());
         self.copies.lock().insert(srs.id(), Arc::new(copy));
         Ok(true)
     }

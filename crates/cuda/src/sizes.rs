@@ -62,27 +62,33 @@ fn msm_scratch(npoints: usize, bucket_bytes: u64) -> u64 {
     blob + temps + (16 << 20)
 }
 
-/// The device buffers one `start` needs of a worker context: a/b/c, the three plans, the
-/// gathered points, batch-addition sums, the chunk double buffer when streaming, and the MSM
-/// scratch of its largest Pippenger.
-pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Option<usize>) -> Sizes {
+/// What one query (L, A, B) asks of a worker context: bitmap words of its "scalar is 1"
+/// set (0 when the set is empty) and the count of its Pippenger scalars.
+#[derive(Clone, Copy)]
+struct QueryNeed {
+    ones_words: u64,
+    others: usize,
+}
+
+/// The device buffers of a worker context for a domain of `n` and the three queries' needs
+/// (L, A, B; B's points are G2 too), plus the chunk double buffer when streaming.
+fn sizes_for(n: usize, q: [QueryNeed; 3], stream_chunk: Option<usize>) -> Sizes {
     let mut s = Sizes::default();
     s.0[Sizes::ABC] = r4k(3 * 32 * n as u64);
-    for (q, p) in [&plan.l, &plan.a, &plan.b].into_iter().enumerate() {
-        let has_ones = p.ones.iter().any(|w| *w != 0);
-        let words = p.ones.len() as u64;
-        let at = Sizes::QUERY + 3 * q;
-        s.0[at] = if has_ones {
-            r4k((words.div_ceil(16) * 16 + 16) * 8)
+    for (i, need) in q.iter().enumerate() {
+        let at = Sizes::QUERY + 3 * i;
+        s.0[at] = if need.ones_words > 0 {
+            r4k((need.ones_words.div_ceil(16) * 16 + 16) * 8)
         } else {
             0
         };
-        s.0[at + 1] = r4k(4 * p.idx.len() as u64);
-        s.0[at + 2] = r4k(32 * p.idx.len() as u64);
+        s.0[at + 1] = r4k(4 * need.others as u64);
+        s.0[at + 2] = r4k(32 * need.others as u64);
     }
-    s.0[Sizes::GATHERED] = r4k((96 * plan.l.idx.len() as u64)
-        .max(96 * plan.a.idx.len() as u64)
-        .max(192 * plan.b.idx.len() as u64));
+    let [l, a, b] = q;
+    s.0[Sizes::GATHERED] = r4k((96 * l.others as u64)
+        .max(96 * a.others as u64)
+        .max(192 * b.others as u64));
     s.0[Sizes::PARTIAL] = 1 << 20;
     s.0[Sizes::CHUNKS] = stream_chunk.map_or(0, |c| 2 * r4k(192 * c as u64));
     let h_points = match stream_chunk {
@@ -90,10 +96,29 @@ pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Optio
         None => n - 1,
     };
     s.0[Sizes::SCRATCH] = msm_scratch(h_points, 192)
-        .max(msm_scratch(plan.l.idx.len(), 192))
-        .max(msm_scratch(plan.a.idx.len(), 192))
-        .max(msm_scratch(plan.b.idx.len(), 384));
+        .max(msm_scratch(l.others, 192))
+        .max(msm_scratch(a.others, 192))
+        .max(msm_scratch(b.others, 384));
     s
+}
+
+/// The device buffers one `start` needs of a worker context: a/b/c, the three plans, the
+/// gathered points, batch-addition sums, the chunk double buffer when streaming, and the MSM
+/// scratch of its largest Pippenger.
+pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Option<usize>) -> Sizes {
+    let need = |p: &plan::QueryPlan| QueryNeed {
+        ones_words: if p.ones.iter().any(|w| *w != 0) {
+            p.ones.len() as u64
+        } else {
+            0
+        },
+        others: p.idx.len(),
+    };
+    sizes_for(
+        n,
+        [need(&plan.l), need(&plan.a), need(&plan.b)],
+        stream_chunk,
+    )
 }
 
 /// Device bytes of a resident copy of `srs`.
@@ -109,20 +134,11 @@ pub(crate) fn srs_bytes(srs: &Srs) -> u64 {
 /// An upper bound of a resident-tier worker context for a domain of `n` and an SRS of
 /// `counts`, before any plan exists: every base taken as a Pippenger point.
 pub(crate) fn worker_bound(n: usize, counts: &cuzk_groth16::params::SrsCounts) -> u64 {
-    let mut s = Sizes::default();
-    s.0[Sizes::ABC] = r4k(3 * 32 * n as u64);
-    for (q, nb) in [counts.l, counts.a, counts.b_g1].into_iter().enumerate() {
-        let at = Sizes::QUERY + 3 * q;
-        s.0[at] = r4k((nb.div_ceil(64).div_ceil(16) * 16 + 16) as u64 * 8);
-        s.0[at + 1] = r4k(4 * nb as u64);
-        s.0[at + 2] = r4k(32 * nb as u64);
-    }
-    s.0[Sizes::GATHERED] = r4k((96 * counts.l.max(counts.a) as u64).max(192 * counts.b_g1 as u64));
-    s.0[Sizes::PARTIAL] = 1 << 20;
-    s.0[Sizes::SCRATCH] = msm_scratch(n - 1, 192)
-        .max(msm_scratch(counts.l.max(counts.a), 192))
-        .max(msm_scratch(counts.b_g1, 384));
-    s.total()
+    let all = |nb: usize| QueryNeed {
+        ones_words: nb.div_ceil(64) as u64,
+        others: nb,
+    };
+    sizes_for(n, [all(counts.l), all(counts.a), all(counts.b_g1)], None).total()
 }
 
 /// Chunk size in bases: the option rounded up to a multiple of 1024 (batch-addition blocks).
