@@ -5,6 +5,7 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2; df -h /tmp | tail -1
+echo "cgroup: $(cat /proc/self/cgroup) controllers: $(cat /sys/fs/cgroup/cgroup.controllers 2>&1) pid1: $(cat /proc/1/comm) systemd-run: $(command -v systemd-run)"; mount | grep cgroup
 echo "== gpu_vs_cpu"
 $D/gpu_vs_cpu --test-threads 1 2>&1 | tee $OUT/gpu_vs_cpu.log | grep -E "^test |test result"
 echo "== gen timing-params porep-32g ($(( $(date +%s) - T0 )) s in)"

@@ -117,6 +117,7 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<()> {
     tracing::info!(
         budget = %cuzk_core::config::format_size(cfg.engine.budget_bytes),
         synthesis_concurrency = cfg.engine.synthesis_concurrency,
+        urgent_threads = cfg.engine.urgent_threads,
         params_dir = %cfg.engine.params_dir.display(),
         "cuzk daemon starting"
     );

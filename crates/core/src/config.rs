@@ -9,6 +9,7 @@
 //!
 //! [pipeline]
 //! synthesis_concurrency = 8 # default: CPU count
+//! urgent_threads = 8        # CPU pool of HIGH/CRITICAL work (0: none); default: CPU count
 //! prover_workers_per_device = 2
 //! prover_interlock = true
 //! quarantine_after = 3      # device errors in a row before a device is benched
@@ -56,6 +57,12 @@ pub struct Config {
     /// Partitions synthesized at once, independent of memory; guards against memory-bandwidth
     /// thrash. Default: the CPU count.
     pub synthesis_concurrency: usize,
+    /// Threads of the CPU pool that HIGH and CRITICAL work runs on (their partitions'
+    /// synthesis and the SRS loads they wait for), apart from rayon's global pool where bulk
+    /// work runs its parallel witnesses: a WinningPoSt's parallel code never queues behind a
+    /// PoRep partition's tasks. The threads sleep while no urgent work runs. 0: urgent work
+    /// shares the global pool. Default: the CPU count.
+    pub urgent_threads: usize,
     /// Prover workers per backend (device); two let one's host-side preparation overlap the
     /// other's heavy phase. Default 2.
     pub prover_workers_per_device: usize,
@@ -126,6 +133,9 @@ pub struct Config {
 /// and the decoded copy): the seeds' load of 30 at once needs about 3.1 GB. At 1 GiB, the cap
 /// until issue 12's H200 run, 10 of 30 such submissions were refused.
 pub const MAX_DEFAULT_REQUEST_BUFFER: u64 = 4 * GIB;
+
+/// The most threads `pipeline.urgent_threads` may ask for.
+const MAX_URGENT_THREADS: usize = 1024;
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;
@@ -304,6 +314,7 @@ struct RawMemory {
 #[serde(deny_unknown_fields)]
 struct RawPipeline {
     synthesis_concurrency: Option<usize>,
+    urgent_threads: Option<usize>,
     prover_workers_per_device: Option<usize>,
     prover_interlock: Option<bool>,
     quarantine_after: Option<u32>,
@@ -366,6 +377,7 @@ impl Config {
             margin_bytes,
             request_buffer_bytes: (budget_bytes / 32).min(MAX_DEFAULT_REQUEST_BUFFER),
             synthesis_concurrency: m.cpus,
+            urgent_threads: m.cpus,
             prover_workers_per_device: 2,
             prover_interlock: true,
             quarantine_after: 3,
@@ -407,6 +419,9 @@ impl Config {
         let p = raw.pipeline;
         if let Some(v) = p.synthesis_concurrency {
             c.synthesis_concurrency = v;
+        }
+        if let Some(v) = p.urgent_threads {
+            c.urgent_threads = v;
         }
         if let Some(v) = p.prover_workers_per_device {
             c.prover_workers_per_device = v;
@@ -489,6 +504,9 @@ impl Config {
         }
         if self.synthesis_concurrency == 0 {
             return bad("pipeline.synthesis_concurrency must be >= 1");
+        }
+        if self.urgent_threads > MAX_URGENT_THREADS {
+            return bad("pipeline.urgent_threads must be at most 1024");
         }
         if self.prover_workers_per_device == 0 {
             return bad("pipeline.prover_workers_per_device must be >= 1");

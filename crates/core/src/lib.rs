@@ -20,6 +20,7 @@
 
 mod budget;
 pub mod config;
+mod cpu;
 mod engine;
 mod error;
 mod estimate;
@@ -39,6 +40,7 @@ mod verify;
 
 pub use budget::{BudgetSnapshot, Category, MemoryBudget, Reservation};
 pub use config::Config;
+pub use cpu::{CpuPools, URGENT_THREAD_PREFIX};
 pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
 pub use estimate::WorkingSetEstimate;

@@ -5,6 +5,7 @@
 //! before and evicted (their file is likely still in the page cache, which the kernel may
 //! reclaim, so it is not reserved); *cold* entries are known ids never loaded.
 use crate::budget::{Category, MemoryBudget, Reservation};
+use crate::cpu::CpuPools;
 use crate::error::EngineError;
 use crate::planner::Planner;
 use crate::request::Priority;
@@ -133,6 +134,8 @@ struct Inner {
     allow_timing_only: bool,
     /// Set when loaded SRSs should leave host memory once the backends hold them.
     make_resident: Option<MakeResident>,
+    /// Loads for urgent work run on the urgent CPU pool.
+    cpu: Arc<CpuPools>,
     /// A `parking_lot` mutex: held for map updates only, never across an await or a load.
     state: Mutex<State>,
 }
@@ -183,12 +186,14 @@ impl SrsCache {
     /// A cache that loads through `planner` under reservations from `budget`; TIMING-ONLY
     /// parameter files are refused unless `allow_timing_only`. With `make_resident`, each
     /// loaded SRS that it makes resident everywhere has its host copy released (and its
-    /// reservation shrunk to what the host still holds).
+    /// reservation shrunk to what the host still holds). A load for HIGH or CRITICAL work
+    /// parses on `cpu`'s urgent pool.
     pub fn new(
         budget: MemoryBudget,
         planner: Arc<dyn Planner>,
         allow_timing_only: bool,
         make_resident: Option<MakeResident>,
+        cpu: Arc<CpuPools>,
     ) -> SrsCache {
         SrsCache {
             inner: Arc::new(Inner {
@@ -196,6 +201,7 @@ impl SrsCache {
                 planner,
                 allow_timing_only,
                 make_resident,
+                cpu,
                 state: Mutex::new(State {
                     hot: HashMap::new(),
                     known: HashMap::new(),
@@ -294,12 +300,13 @@ impl SrsCache {
                 },
             })?;
         let planner = self.inner.planner.clone();
+        let cpu = self.inner.cpu.clone();
         let id = circuit_id.to_string();
         let (srs, prepared) = tokio::task::spawn_blocking(move || {
             // Preparing (e.g. compiling the circuit, single-threaded) overlaps the load.
             let (srs, prepared) = std::thread::scope(|s| {
                 let prep = s.spawn(|| planner.prepare(&id));
-                (planner.load_srs(&id), prep.join())
+                (cpu.run(priority, || planner.load_srs(&id)), prep.join())
             });
             let prepared = match prepared {
                 Ok(Ok(p)) => p,
@@ -615,7 +622,13 @@ mod tests {
     #[tokio::test]
     async fn unknown_ids_leave_nothing_behind_and_loads_clean_up() {
         // Its one SRS is made of generators: TIMING-ONLY, allowed here.
-        let cache = SrsCache::new(MemoryBudget::new(1 << 30), Arc::new(OneCircuit), true, None);
+        let cache = SrsCache::new(
+            MemoryBudget::new(1 << 30),
+            Arc::new(OneCircuit),
+            true,
+            None,
+            Default::default(),
+        );
         for i in 0..1000 {
             let id = format!("{i}-{}", "x".repeat(1000));
             assert!(matches!(
@@ -656,6 +669,7 @@ mod tests {
             Arc::new(OnFile(path.clone())),
             true,
             Some(everywhere),
+            Default::default(),
         );
         drop(released.get("ok", Priority::Normal).await.unwrap());
         assert!(released.status()[0].host_released);
@@ -665,7 +679,13 @@ mod tests {
         assert!(released.evict_all_idle() > 0);
         assert_eq!(released.status()[0].tier, SrsTier::Warm);
         // Its host copy kept: evicted as before.
-        let kept = SrsCache::new(budget(), Arc::new(OnFile(path)), true, None);
+        let kept = SrsCache::new(
+            budget(),
+            Arc::new(OnFile(path)),
+            true,
+            None,
+            Default::default(),
+        );
         drop(kept.get("ok", Priority::Normal).await.unwrap());
         assert!(!kept.status()[0].host_released);
         assert!(kept.reclaim(1 << 30) > 0);

@@ -7,6 +7,7 @@
 use super::partition::{Circuit, InFlight, Partition, Planned};
 use crate::budget::{Category, MemoryBudget};
 use crate::config::Config;
+use crate::cpu::CpuPools;
 use crate::error::EngineError;
 use crate::estimate::Estimator;
 use crate::jobs::{Job, Registry};
@@ -291,6 +292,8 @@ pub(crate) struct Shared {
     /// Synthesis slots of the urgent admission lane (HIGH and CRITICAL only), so such a
     /// partition never waits for a slot that bulk work holds.
     pub(crate) urgent_permits: Arc<Semaphore>,
+    /// Where synthesis runs: the urgent lane's partitions on a CPU pool of their own.
+    pub(crate) cpu: Arc<CpuPools>,
     /// Limits concurrent `finish` + self-check work.
     pub(crate) finalize_permits: Arc<Semaphore>,
     /// Limits requests being planned at once (decoding and checking a PoRep C1 output is tens
@@ -332,11 +335,13 @@ impl Shared {
                     all
                 }) as crate::srs::MakeResident
             });
+        let cpu = Arc::new(CpuPools::new(config.urgent_threads)?);
         let srs = SrsCache::new(
             budget.clone(),
             planner.clone(),
             config.allow_timing_only,
             make_resident,
+            cpu.clone(),
         );
         let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
         {
@@ -375,6 +380,7 @@ impl Shared {
             synth_permits: Arc::new(Semaphore::new(config.synthesis_concurrency)),
             urgent_permits: Arc::new(Semaphore::new(urgent_slots(config.synthesis_concurrency))),
             finalize_permits: Arc::new(Semaphore::new(config.finalizers)),
+            cpu,
             plan_permits: Arc::new(Semaphore::new((config.synthesis_concurrency / 4).max(2))),
             config,
             budget,

@@ -1,4 +1,5 @@
-//! Synthesis, the second stage: runs the plan's synthesis on the blocking pool, calibrates
+//! Synthesis, the second stage: runs the plan's synthesis on the blocking pool (the rayon
+//! work of HIGH and CRITICAL partitions on the urgent CPU pool), calibrates
 //! the circuit's estimate on the result, sizes the reservation to what the prover will need,
 //! and hands the partition to the provers' queue (by priority).
 //!
@@ -38,7 +39,9 @@ async fn synthesize(
         prepared: held.srs.prepared.clone(),
         reuse,
     };
-    let out = tokio::task::spawn_blocking(move || synthesize(ctx)).await;
+    // HIGH and CRITICAL partitions synthesize on the urgent CPU pool (`crate::cpu`).
+    let (cpu, priority) = (sh.cpu.clone(), p.job.priority);
+    let out = tokio::task::spawn_blocking(move || cpu.run(priority, || synthesize(ctx))).await;
     let dt = t0.elapsed();
     p.tracker.stamp(|r, t| r.synth_end = Some(t));
     p.job.progress.lock().timings.synthesis += dt;
