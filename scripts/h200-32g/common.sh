@@ -3,7 +3,7 @@ D=${CUZK_BIN_DIR:-.device}
 SOCK=unix:///tmp/cuzk.sock
 export CUZK_ADDR=$SOCK
 save() { cp -f /tmp/daemon.log $OUT/daemon.log 2>/dev/null; cp -f /tmp/*.svg $OUT/ 2>/dev/null; cp -f /tmp/bench-*.log $OUT/ 2>/dev/null; true; }
-vmhwm() { local p; p=$(pgrep -f "cuzk daemon" | head -1); [ -n "$p" ] && grep -E "VmHWM|VmRSS" /proc/$p/status | tr '\n' ' '; echo; }
+vmhwm() { local p; p=$(pgrep -x cuzk | head -1); [ -n "$p" ] && grep -E "VmHWM|VmRSS" /proc/$p/status | tr '\n' ' '; echo; }
 gpu_sample() { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 > /tmp/smi-$1.csv 2>/dev/null & echo $! > /tmp/smi.pid; }
 gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>/dev/null; true; }
 smi_summary() { awk -F', ' '{u=$2+0; n++; s+=u; if(u==0)z++} END {if(n) printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%\n", FILENAME, n, s/n, z}' "$1"; }

@@ -118,6 +118,7 @@ pub fn run(args: DaemonArgs) -> anyhow::Result<()> {
         budget = %cuzk_core::config::format_size(cfg.engine.budget_bytes),
         synthesis_concurrency = cfg.engine.synthesis_concurrency,
         urgent_threads = cfg.engine.urgent_threads,
+        urgent_reserve = %cuzk_core::config::format_size(cfg.engine.urgent_reserve()),
         params_dir = %cfg.engine.params_dir.display(),
         "cuzk daemon starting"
     );

@@ -6,6 +6,7 @@
 //! budget = "64GiB"          # default: min(MemTotal, cgroup limits) - margin
 //! margin = "2GiB"           # default: 10% of the limit, at least 512MiB
 //! request_buffer = "1GiB"   # default: budget/32, at most 4GiB
+//! urgent_reserve = "1GiB"   # for HIGH/CRITICAL only; default: budget/16, at most 1GiB
 //!
 //! [pipeline]
 //! synthesis_concurrency = 8 # default: CPU count
@@ -54,6 +55,12 @@ pub struct Config {
     /// it fails with `QueueFull`. Default: budget/32, at most [`MAX_DEFAULT_REQUEST_BUFFER`]
     /// (4 GiB).
     pub request_buffer_bytes: u64,
+    /// The last bytes of the budget, which only HIGH and CRITICAL work may reserve: a
+    /// WinningPoSt (its SRS load ≈ 0.2 GB and working set ≈ 0.1 GB at 32 GiB) finds memory at
+    /// once while bulk partitions fill the rest. `None` (the default): budget/16, at most
+    /// [`MAX_DEFAULT_URGENT_RESERVE`] (1 GiB), of whatever the budget is at engine start
+    /// ([`Config::urgent_reserve`]).
+    pub urgent_reserve_bytes: Option<u64>,
     /// Partitions synthesized at once, independent of memory; guards against memory-bandwidth
     /// thrash. Default: the CPU count.
     pub synthesis_concurrency: usize,
@@ -133,6 +140,9 @@ pub struct Config {
 /// and the decoded copy): the seeds' load of 30 at once needs about 3.1 GB. At 1 GiB, the cap
 /// until issue 12's H200 run, 10 of 30 such submissions were refused.
 pub const MAX_DEFAULT_REQUEST_BUFFER: u64 = 4 * GIB;
+
+/// The default urgent reserve's cap: a WinningPoSt 32 GiB needs ≈ 0.3 GB while its SRS loads.
+pub const MAX_DEFAULT_URGENT_RESERVE: u64 = GIB;
 
 /// The most threads `pipeline.urgent_threads` may ask for.
 const MAX_URGENT_THREADS: usize = 1024;
@@ -308,6 +318,7 @@ struct RawMemory {
     budget: Option<String>,
     margin: Option<String>,
     request_buffer: Option<String>,
+    urgent_reserve: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -376,6 +387,7 @@ impl Config {
             budget_bytes,
             margin_bytes,
             request_buffer_bytes: (budget_bytes / 32).min(MAX_DEFAULT_REQUEST_BUFFER),
+            urgent_reserve_bytes: None,
             synthesis_concurrency: m.cpus,
             urgent_threads: m.cpus,
             prover_workers_per_device: 2,
@@ -415,6 +427,9 @@ impl Config {
         let mut c = Config::defaults_for(&MachineLimits::detect(), budget, margin);
         if let Some(s) = raw.memory.request_buffer.as_deref() {
             c.request_buffer_bytes = size_field("memory.request_buffer", s)?;
+        }
+        if let Some(s) = raw.memory.urgent_reserve.as_deref() {
+            c.urgent_reserve_bytes = Some(size_field("memory.urgent_reserve", s)?);
         }
         let p = raw.pipeline;
         if let Some(v) = p.synthesis_concurrency {
@@ -493,6 +508,12 @@ impl Config {
         self.request_buffer_bytes = self.request_buffer_bytes.min(budget_bytes / 32);
     }
 
+    /// The urgent reserve in bytes: as configured, else budget/16 (at most 1 GiB).
+    pub fn urgent_reserve(&self) -> u64 {
+        self.urgent_reserve_bytes
+            .unwrap_or((self.budget_bytes / 16).min(MAX_DEFAULT_URGENT_RESERVE))
+    }
+
     /// Checks the fields are usable.
     pub fn validate(&self) -> Result<(), EngineError> {
         let bad = |m: &str| Err(EngineError::Config(m.to_string()));
@@ -501,6 +522,16 @@ impl Config {
         }
         if self.request_buffer_bytes >= self.budget_bytes {
             return bad("memory.request_buffer must be smaller than memory.budget");
+        }
+        if self
+            .request_buffer_bytes
+            .saturating_add(self.urgent_reserve())
+            >= self.budget_bytes
+        {
+            return bad(
+                "memory.request_buffer and memory.urgent_reserve together must be smaller \
+                 than memory.budget",
+            );
         }
         if self.synthesis_concurrency == 0 {
             return bad("pipeline.synthesis_concurrency must be >= 1");
@@ -572,6 +603,29 @@ mod tests {
             "{}",
             c.request_buffer_bytes
         );
+    }
+
+    #[test]
+    fn the_urgent_reserve_holds_a_winning_post_and_follows_the_budget() {
+        let c = Config::from_toml_str("[memory]\nbudget = \"100GiB\"\n").unwrap();
+        assert_eq!(c.urgent_reserve(), GIB);
+        let small = Config::from_toml_str("[memory]\nbudget = \"8GiB\"\n").unwrap();
+        assert_eq!(small.urgent_reserve(), GIB / 2);
+        let set = Config::from_toml_str(
+            "[memory]\nbudget = \"8GiB\"\nurgent_reserve = \"2GiB\"\n[pipeline]\nurgent_threads = 0\n",
+        )
+        .unwrap();
+        assert_eq!((set.urgent_reserve(), set.urgent_threads), (2 * GIB, 0));
+        let too_big = Config::from_toml_str(
+            "[memory]\nbudget = \"8GiB\"\nrequest_buffer = \"4GiB\"\nurgent_reserve = \"4GiB\"\n",
+        );
+        assert!(matches!(too_big, Err(EngineError::Config(_))));
+        // Set after the defaults (as tests and embedders do), the budget still sizes it.
+        let mut c = Config::default_for_machine();
+        c.budget_bytes = 64 << 20;
+        c.request_buffer_bytes = 1 << 20;
+        assert_eq!(c.urgent_reserve(), 4 << 20);
+        c.validate().unwrap();
     }
 
     #[test]

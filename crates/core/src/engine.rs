@@ -106,7 +106,7 @@ impl Engine {
                 )));
             }
         }
-        pipeline::check_fits(sh, &partitions)?;
+        pipeline::check_fits(sh, &partitions, head.priority)?;
         let new = NewJob {
             partitions: n,
             verify,

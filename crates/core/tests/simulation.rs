@@ -537,8 +537,9 @@ async fn kept_buffers_are_reused_reserved_and_given_up_under_pressure() {
     // Nothing in flight: the working-set category is exactly the kept buffers.
     assert_eq!(e.budget().reserved_in(Category::WorkingSet), kept);
 
-    // Someone needs all the memory not held by the SRS: the kept buffers are given up.
-    let free_of_srs = e.budget().total() - e.budget().reserved() + kept;
+    // Someone needs all the memory not held by the SRS (below the urgent reserve, at
+    // NORMAL): the kept buffers are given up.
+    let free_of_srs = e.budget().limit_for(Priority::Normal) - e.budget().reserved() + kept;
     let all = tokio::time::timeout(
         Duration::from_secs(5),
         e.budget()
@@ -633,4 +634,71 @@ async fn a_job_level_finish_step_shapes_the_returned_proof_and_its_failure_fails
         e.shutdown(Duration::from_secs(5)).await;
         assert_eq!(e.budget().reserved(), 0);
     }
+}
+
+/// Bulk partitions filled the whole budget, so a CRITICAL one (a WinningPoSt) waited for
+/// the first of them to finish proving before it could even synthesize: 7 s on the H200
+/// under a 32 GiB PoRep load of 30 jobs. The urgent reserve is memory bulk work cannot take:
+/// with bulk partitions holding all the rest, a CRITICAL partition is admitted at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_critical_partition_is_admitted_from_the_urgent_reserve_while_bulk_fills_the_rest() {
+    const PROVE_MS: u64 = 1000;
+    let planner = FakePlanner {
+        partitions: 4,
+        constraints: 4096,
+        synth: Duration::from_millis(10),
+        srs_points: 1000,
+        live: Default::default(),
+    };
+    let srs = fake_srs(planner.srs_points).size_bytes();
+    let worth = partition_worth(&planner);
+    let mut cfg = sim_config(srs + 3 * worth + worth + worth / 2);
+    cfg.urgent_reserve_bytes = Some(worth + worth / 2);
+    let e = Engine::new(
+        cfg,
+        vec![Arc::new(FakeBackend::new(PROVE_MS, 0))],
+        Arc::new(planner),
+    )
+    .unwrap();
+    let bulk: Vec<String> = (0..4)
+        .map(|i| e.submit(req(i, Priority::Normal)).unwrap().job_id)
+        .collect();
+    // Bulk work takes all it may (3 partitions), and the first of them is proving.
+    let t0 = Instant::now();
+    loop {
+        let b = e.budget();
+        if b.limit_for(Priority::Normal) - b.reserved() < worth {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "bulk never filled the budget"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let crit = e.submit(req(100, Priority::Critical)).unwrap().job_id;
+    let t0 = Instant::now();
+    let admitted = loop {
+        let row = e
+            .timeline()
+            .into_iter()
+            .find(|r| r.job_id == crit && r.admitted.is_some());
+        if let Some(r) = row {
+            break r.admitted.unwrap() - r.queued;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "never admitted");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    // A bulk partition gives its memory back only after its ~1 s of proving.
+    assert!(
+        admitted < Duration::from_millis(PROVE_MS / 3),
+        "the CRITICAL partition waited {admitted:?} for memory"
+    );
+    let s = e.status();
+    assert!(s.budget.peak <= s.budget.total, "{:?}", s.budget);
+    for id in bulk {
+        e.cancel(&id).unwrap();
+    }
+    e.cancel(&crit).unwrap();
+    e.shutdown(Duration::from_secs(10)).await;
 }

@@ -90,7 +90,8 @@ pub(crate) async fn admit(
         p.job.progress.lock().timings.srs_load += acquired.load_time;
     }
     let srs_bytes = sh.srs.size_hint(&p.circuit_id);
-    let total = sh.budget.total();
+    // Below HIGH, the urgent reserve is not this partition's to fill.
+    let total = sh.budget.limit_for(prio);
     let est = sh.estimator.estimate(
         &p.circuit_id,
         shape_hint,
@@ -154,9 +155,14 @@ pub(crate) async fn admit(
 }
 
 /// Refuses a job at submit when one of its partitions could never be admitted: its SRS, or
-/// its working set with its SRS, is larger than the whole budget.
-pub(crate) fn check_fits(sh: &Shared, parts: &[PartitionPlan]) -> Result<(), EngineError> {
-    let total = sh.budget.total();
+/// its working set with its SRS, is larger than the budget at the job's priority (the whole
+/// budget for HIGH and CRITICAL, less the urgent reserve below).
+pub(crate) fn check_fits(
+    sh: &Shared,
+    parts: &[PartitionPlan],
+    priority: Priority,
+) -> Result<(), EngineError> {
+    let total = sh.budget.limit_for(priority);
     for p in parts {
         let srs = sh.srs.size_hint(&p.circuit_id);
         if let Some(s) = srs {

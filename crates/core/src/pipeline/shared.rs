@@ -312,7 +312,8 @@ impl Shared {
         backends: Vec<Arc<dyn ProverBackend>>,
         planner: Arc<dyn Planner>,
     ) -> Result<Arc<Shared>, EngineError> {
-        let budget = MemoryBudget::new(config.budget_bytes);
+        let budget =
+            MemoryBudget::with_urgent_reserve(config.budget_bytes, config.urgent_reserve());
         let request_pool = budget
             .try_acquire(config.request_buffer_bytes, Category::Requests)
             .ok_or_else(|| EngineError::Config("request buffer does not fit the budget".into()))?;

@@ -366,6 +366,8 @@ pub fn sim_config(budget: u64) -> Config {
     c.allow_timing_only = true;
     c.request_buffer_bytes = 1 << 20;
     c.budget_bytes = budget + c.request_buffer_bytes;
+    // Budgets here are counted in partitions: no urgent reserve unless a test asks for one.
+    c.urgent_reserve_bytes = Some(0);
     c.self_verify = false;
     c.synthesis_concurrency = 4;
     c.prover_workers_per_device = 2;
