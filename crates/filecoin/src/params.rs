@@ -288,6 +288,25 @@ mod tests {
         }
     }
 
+    /// The wpost-32g blank circuit's sections, counted with its 2,349 sectors on every core
+    /// (the counter is extensible), have the circuit's counted shape. Minutes on a 2-core box:
+    /// run with `--ignored`.
+    #[test]
+    #[ignore]
+    fn wpost_32g_sections_are_counted_in_parallel_and_have_the_real_shape() {
+        let id: CircuitId = "wpost-32g".parse().unwrap();
+        let t0 = std::time::Instant::now();
+        let s = param_sections(id).unwrap();
+        eprintln!(
+            "wpost-32g sections {s:?} counted in {:.1} s on {} threads",
+            t0.elapsed().as_secs_f64(),
+            rayon::current_num_threads()
+        );
+        let e = crate::MemoryEstimate::for_circuit(id);
+        assert_eq!((s.constraints, s.ic, s.l), (e.constraints, e.inputs, e.aux));
+        assert_eq!(s.h + 1, (e.constraints + e.inputs).next_power_of_two());
+    }
+
     #[test]
     fn file_names_come_from_the_filecoin_crates() {
         let id: CircuitId = "porep-32g".parse().unwrap();
