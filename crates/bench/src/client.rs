@@ -363,6 +363,14 @@ pub async fn print_status(addr: &Dial) -> Result<()> {
         if x.host_copy_released {
             notes.push_str("  host copy released (held in VRAM)");
         }
+        for (i, &b) in x.device_bytes.iter().enumerate() {
+            if b > 0 {
+                notes.push_str(&format!(
+                    "  device {i}: {} resident",
+                    timeline::human_bytes(b)
+                ));
+            }
+        }
         if x.timing_only {
             notes.push_str("  TIMING-ONLY: proofs DO NOT VERIFY");
         }

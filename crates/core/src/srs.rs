@@ -56,6 +56,9 @@ pub struct SrsEntryStatus {
     /// The host copy of the points was released: the backends hold the SRS in device memory
     /// (`size_bytes` is then what the host still holds).
     pub host_released: bool,
+    /// Device bytes each prover backend holds for it (its resident copy; in the engine's
+    /// device order), empty where the cache alone is asked (see [`SrsCache::status_with`]).
+    pub device_bytes: Vec<u64>,
 }
 
 /// Makes an SRS resident in every backend's own memory, pinned while it lives; true when all
@@ -527,7 +530,15 @@ impl SrsCache {
     }
 
     /// Every known entry, hot first, then by id.
+    #[cfg(test)]
     pub fn status(&self) -> Vec<SrsEntryStatus> {
+        self.status_with(|_| Vec::new())
+    }
+
+    /// Every known entry, hot first, then by id, with each loaded one's device bytes as
+    /// `device_bytes` gives them for its SRS (called under the cache's lock: it must not call
+    /// back into the cache).
+    pub fn status_with(&self, device_bytes: impl Fn(&Srs) -> Vec<u64>) -> Vec<SrsEntryStatus> {
         let st = self.inner.state.lock();
         let mut v: Vec<SrsEntryStatus> = st
             .hot
@@ -539,6 +550,7 @@ impl SrsCache {
                 ref_count: e.refs,
                 timing_only: e.loaded.timing_only,
                 host_released: e.loaded.host_released_bytes > 0,
+                device_bytes: device_bytes(&e.loaded.srs),
             })
             .chain(st.known.iter().map(|(k, &(tier, size))| SrsEntryStatus {
                 circuit_id: k.clone(),
@@ -547,6 +559,7 @@ impl SrsCache {
                 ref_count: 0,
                 timing_only: false,
                 host_released: false,
+                device_bytes: Vec::new(),
             }))
             .collect();
         v.sort_by(|a, b| (a.tier as u8, &a.circuit_id).cmp(&(b.tier as u8, &b.circuit_id)));

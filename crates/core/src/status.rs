@@ -179,7 +179,12 @@ impl EngineStatus {
                     in_progress,
                 })
                 .collect(),
-            srs: sh.srs.status(),
+            srs: sh.srs.status_with(|srs| {
+                sh.devices
+                    .iter()
+                    .map(|d| d.backend.resident_bytes(srs.id()))
+                    .collect()
+            }),
             budget: sh.budget.snapshot(),
             request_bytes_in_use: sh.jobs.request_bytes_in_use(),
             kept_buffers: sh.buffers.stats(),

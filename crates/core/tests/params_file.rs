@@ -150,6 +150,12 @@ impl ProverBackend for OwnCopy {
         self.copies.lock().insert(srs.id(), Arc::new(copy));
         Ok(true)
     }
+    fn resident_bytes(&self, srs_id: u64) -> u64 {
+        self.copies
+            .lock()
+            .get(&srs_id)
+            .map_or(0, |c| c.size_bytes())
+    }
     fn start(
         &self,
         srs: &cuzk_groth16::Srs,
@@ -226,6 +232,12 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
     assert_eq!(s.srs.len(), 1);
     assert!(s.srs[0].host_released);
     assert_eq!(s.srs[0].size_bytes, vk_bytes);
+    // Status (and GetStatus, /metrics) report the device's copy.
+    assert_eq!(s.srs[0].device_bytes, vec![srs.size_bytes()]);
+    assert!(e.prometheus().contains(&format!(
+        "cuzk_srs_device_bytes{{circuit_id=\"small-test\",device=\"own-copy\",index=\"0\"}} {}",
+        srs.size_bytes()
+    )));
     assert!(vk_bytes < srs.size_bytes() / 10);
     assert_eq!(own.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     // Both jobs' three partitions each were proved from the backend's copy.

@@ -551,6 +551,10 @@ impl ProverBackend for CudaProver {
         Some(self.dev.busy())
     }
 
+    fn resident_bytes(&self, srs_id: u64) -> u64 {
+        self.dev.mem.resident_bytes(srs_id)
+    }
+
     fn make_resident(&self, srs: &Srs) -> Result<bool, ProveError> {
         let t0 = Instant::now();
         let done = self.make_resident_pinned(srs);

@@ -306,6 +306,14 @@ impl DeviceMem {
         drop(r);
     }
 
+    /// Device bytes reserved for the resident copy of `srs_id` (0: none).
+    pub(crate) fn resident_bytes(&self, srs_id: u64) -> u64 {
+        lock(&self.mem)
+            .resident
+            .get(&srs_id)
+            .map_or(0, |r| r.res.bytes)
+    }
+
     /// Pins the resident copy of `srs_id`, if there is one: it stays until
     /// [`DeviceMem::unpin`]. Returns whether it is pinned now.
     pub(crate) fn pin(&self, srs_id: u64) -> bool {

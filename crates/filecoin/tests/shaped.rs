@@ -206,7 +206,7 @@ fn wpost_32g_plans_one_partition_of_2349_sectors_of_the_real_circuit() {
 }
 
 #[test]
-#[ignore = "counts a full WindowPoSt partition and its blank circuit: ~9 min of one core"]
+#[ignore = "counts a full WindowPoSt partition and its blank circuit: 4.5 min on 2 cores"]
 fn wpost_32g_full_count() {
     check_counts(&request("wpost"), CircuitKind::WindowPost, 0);
 }

@@ -125,6 +125,13 @@ pub trait ProverBackend: Send + Sync {
         Ok(false)
     }
 
+    /// Device bytes the backend holds now for the SRS `srs_id` ([`Srs::id`]): its resident
+    /// copy in the backend's own memory, for status reports. 0 (the default) when it holds
+    /// none, or has no memory of its own.
+    fn resident_bytes(&self, _srs_id: u64) -> u64 {
+        0
+    }
+
     /// `start`, handing the circuit's buffers back instead of freeing them, so the caller can
     /// reuse their allocations for the next partition (no page faults, no unmapping). The
     /// returned vectors keep their capacity; their contents are unspecified. Backends that

@@ -149,6 +149,7 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                 ref_count: e.ref_count,
                 timing_only: e.timing_only,
                 host_copy_released: e.host_released,
+                device_bytes: e.device_bytes.clone(),
             })
             .collect(),
         queues: s

@@ -305,6 +305,7 @@ fn get_status_response_matches_protocol() {
             // cuzk extensions (fields 100, 101): absent, so false.
             timing_only: false,
             host_copy_released: false,
+            device_bytes: vec![],
         }]
     );
     assert_eq!(

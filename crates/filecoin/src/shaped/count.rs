@@ -50,7 +50,7 @@ struct Counter {
     /// Fail on the first missing value (a circuit that should carry a full witness).
     strict: bool,
     /// The first missing value's error, in strict mode.
-    missing: Option<SynthesisError>,
+    missing: Option<String>,
 }
 
 impl Counter {
@@ -60,7 +60,7 @@ impl Counter {
     {
         if let Err(e) = f() {
             if self.strict && self.missing.is_none() {
-                self.missing = Some(e);
+                self.missing = Some(e.to_string());
             }
         }
     }
@@ -68,6 +68,16 @@ impl Counter {
 
 impl ConstraintSystem<Scalar> for Counter {
     type Root = Self;
+
+    /// A sub-system for [`ConstraintSystem::extend`]; strict like every counter of a request's
+    /// circuit (a blank circuit's sub-systems only miss values, which are not looked at).
+    fn new() -> Self {
+        Counter {
+            counts: Counts::default(),
+            strict: true,
+            missing: None,
+        }
+    }
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> std::result::Result<Variable, SynthesisError>
     where
@@ -116,6 +126,22 @@ impl ConstraintSystem<Scalar> for Counter {
     fn get_root(&mut self) -> &mut Self::Root {
         self
     }
+
+    /// Storage-proofs' PoSt circuits then synthesize their sectors on every core (a whole
+    /// wpost-32g partition took ~9 min of one core).
+    fn is_extensible() -> bool {
+        true
+    }
+
+    /// Adds `other`'s counts; its input 0 (its temporary ONE) is ours.
+    fn extend(&mut self, other: &Self) {
+        self.counts.constraints += other.counts.constraints;
+        self.counts.inputs += other.counts.inputs.saturating_sub(1);
+        self.counts.aux += other.counts.aux;
+        if self.strict && self.missing.is_none() {
+            self.missing.clone_from(&other.missing);
+        }
+    }
 }
 
 /// Synthesizes `circuit` into a counter, with ONE allocated first as bellperson does. In
@@ -133,7 +159,10 @@ pub fn count_circuit<C: Circuit<Scalar>>(circuit: C, strict: bool) -> Result<Cou
     cs.alloc_input(|| "ONE", || Ok(Scalar::ONE)).map_err(fail)?;
     circuit.synthesize(&mut cs).map_err(fail)?;
     match cs.missing {
-        Some(e) => Err(fail(e)),
+        Some(message) => Err(FilecoinError::Synthesis {
+            partition: 0,
+            message,
+        }),
         None => Ok(cs.counts),
     }
 }
