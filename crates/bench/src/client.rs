@@ -336,6 +336,14 @@ pub async fn print_status(addr: &Dial) -> Result<()> {
             timeline::human_bytes(r.bytes)
         );
     }
+    for m in &s.partition_memory {
+        println!(
+            "  per partition  {:<14} reserved {}, measured {}",
+            m.circuit_id,
+            timeline::human_bytes(m.reserved_bytes),
+            timeline::human_bytes(m.measured_bytes)
+        );
+    }
     if !s.stages.is_empty() {
         let st: Vec<String> = s
             .stages

@@ -22,6 +22,9 @@ pub struct WorkingSetEstimate {
     pub after_finish: u64,
     /// True once measured from a real synthesized partition.
     pub calibrated: bool,
+    /// What the measured partition held once synthesized (its vectors' capacities); 0 until
+    /// calibrated.
+    pub measured: u64,
 }
 
 impl WorkingSetEstimate {
@@ -64,6 +67,7 @@ impl WorkingSetEstimate {
             after_start: SCALAR * (i + a) + density,
             after_finish: cuzk_groth16::proof::PROOF_BYTES as u64,
             calibrated: false,
+            measured: 0,
         }
     }
 
@@ -94,6 +98,7 @@ impl WorkingSetEstimate {
             after_start: assign + dens,
             after_finish: cuzk_groth16::proof::PROOF_BYTES as u64,
             calibrated: true,
+            measured: resident,
         }
     }
 
@@ -107,6 +112,7 @@ impl WorkingSetEstimate {
             after_start: b / 4,
             after_finish: cuzk_groth16::proof::PROOF_BYTES as u64,
             calibrated: false,
+            measured: 0,
         }
     }
 }

@@ -55,5 +55,6 @@ pub use planner::{
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
 pub use srs::{SrsEntryStatus, SrsTier};
 pub use status::{
-    BusySource, DeviceStatus, EngineStatus, EvictOutcome, PreloadOutcome, QueueStatus,
+    BusySource, DeviceStatus, EngineStatus, EvictOutcome, PartitionMemory, PreloadOutcome,
+    QueueStatus,
 };

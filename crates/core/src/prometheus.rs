@@ -134,6 +134,25 @@ pub(crate) fn render(s: &EngineStatus) -> String {
             .collect::<Vec<_>>(),
     );
     metric(
+        "cuzk_partition_host_bytes",
+        "gauge",
+        "Host bytes one partition of a circuit costs: what a new one reserves (what=reserved) \
+         and what the first one synthesized held (what=measured).",
+        &s.partition_memory
+            .iter()
+            .flat_map(|m| {
+                [("reserved", m.reserved), ("measured", m.measured)]
+                    .into_iter()
+                    .map(move |(what, b)| {
+                        (
+                            format!("circuit_id=\"{}\",what=\"{what}\"", m.circuit_id),
+                            b,
+                        )
+                    })
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
         "cuzk_srs_refs",
         "gauge",
         "Users of each SRS entry.",

@@ -123,6 +123,18 @@ pub struct DeviceStatus {
     pub quarantined: bool,
 }
 
+/// What one partition of a circuit costs the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionMemory {
+    /// The circuit id.
+    pub circuit_id: String,
+    /// Bytes a new partition of it reserves in the budget (its calibrated estimate's
+    /// admission bytes).
+    pub reserved: u64,
+    /// Bytes the first synthesized partition really held (its vectors' capacities).
+    pub measured: u64,
+}
+
 /// The engine's state at a glance.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineStatus {
@@ -130,6 +142,8 @@ pub struct EngineStatus {
     pub queues: Vec<QueueStatus>,
     /// SRS entries (hot, warm, cold).
     pub srs: Vec<SrsEntryStatus>,
+    /// Host bytes per partition of every circuit measured so far, by circuit id.
+    pub partition_memory: Vec<PartitionMemory>,
     /// Budget total, reserved (by category), peaks, waiters.
     pub budget: BudgetSnapshot,
     /// Request-payload bytes in use within the request buffer.
@@ -177,6 +191,16 @@ impl EngineStatus {
                     kind,
                     pending,
                     in_progress,
+                })
+                .collect(),
+            partition_memory: sh
+                .estimator
+                .all()
+                .into_iter()
+                .map(|(circuit_id, e)| PartitionMemory {
+                    circuit_id,
+                    reserved: e.admission_bytes(),
+                    measured: e.measured,
                 })
                 .collect(),
             srs: sh.srs.status_with(|srs| {

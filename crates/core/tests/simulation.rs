@@ -532,6 +532,22 @@ async fn kept_buffers_are_reused_reserved_and_given_up_under_pressure() {
     let s = e.status();
     assert!(s.budget.peak <= s.budget.total, "{:?}", s.budget);
     assert_eq!(s.devices[0].memory, Some((80 << 30, 79 << 30)));
+    // Status and /metrics say what one partition costs: measured on the first, and reserved.
+    let shape = FakePlanner::synthesized((4096, FakePlanner::INPUTS, 2048));
+    let calibrated = cuzk_core::WorkingSetEstimate::from_synthesized(&shape);
+    let measured = calibrated.measured;
+    assert_eq!(
+        s.partition_memory,
+        vec![cuzk_core::PartitionMemory {
+            circuit_id: "fake".into(),
+            reserved: calibrated.admission_bytes(),
+            measured,
+        }]
+    );
+    assert!(measured > 0 && measured <= worth);
+    assert!(e.prometheus().contains(&format!(
+        "cuzk_partition_host_bytes{{circuit_id=\"fake\",what=\"measured\"}} {measured}"
+    )));
     let (sets, kept) = s.kept_buffers;
     assert!((1..=4).contains(&sets) && kept > 0, "{:?}", s.kept_buffers);
     // Nothing in flight: the working-set category is exactly the kept buffers.

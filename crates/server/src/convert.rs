@@ -181,6 +181,15 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
             stage("finalizing", g.finalizing),
         ],
         total_proofs_cancelled: s.total_cancelled,
+        partition_memory: s
+            .partition_memory
+            .iter()
+            .map(|m| proto::PartitionMemory {
+                circuit_id: m.circuit_id.clone(),
+                reserved_bytes: m.reserved,
+                measured_bytes: m.measured,
+            })
+            .collect(),
     }
 }
 
