@@ -630,6 +630,52 @@ mod tests {
         }
     }
 
+    /// [`OneCircuit`], recording the thread each load ran on.
+    #[derive(Default)]
+    struct WhereLoaded(parking_lot::Mutex<Vec<String>>);
+
+    impl Planner for WhereLoaded {
+        fn plan(&self, r: ProofRequest) -> Result<JobPlan, EngineError> {
+            OneCircuit.plan(r)
+        }
+        fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
+            OneCircuit.params_path(id)
+        }
+        fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
+            OneCircuit.srs_size_hint(id)
+        }
+        fn load_srs(&self, id: &str) -> Result<Srs, EngineError> {
+            let name = std::thread::current().name().unwrap_or("").to_string();
+            self.0.lock().push(name);
+            OneCircuit.load_srs(id)
+        }
+    }
+
+    /// An SRS that a CRITICAL (or HIGH) partition waits for loads on the urgent CPU pool, so
+    /// its parse does not queue behind bulk work's rayon tasks (11.4 s for winning-32g's
+    /// 192 MB on the H200 under a PoRep load); a bulk partition's load does not.
+    #[tokio::test]
+    async fn loads_for_urgent_work_run_on_the_urgent_pool() {
+        for (prio, urgent) in [(Priority::Normal, false), (Priority::Critical, true)] {
+            let planner = Arc::new(WhereLoaded::default());
+            let cache = SrsCache::new(
+                MemoryBudget::new(1 << 30),
+                planner.clone(),
+                true,
+                None,
+                Arc::new(CpuPools::new(1).unwrap()),
+            );
+            drop(cache.get("ok", prio).await.unwrap());
+            let names = planner.0.lock().clone();
+            assert_eq!(names.len(), 1);
+            assert_eq!(
+                names[0].starts_with(crate::cpu::URGENT_THREAD_PREFIX),
+                urgent,
+                "{prio:?}: {names:?}"
+            );
+        }
+    }
+
     /// Issue 15 item 5: PreloadSRS stored any string a client sent in `load_locks` before
     /// checking it, and kept it forever.
     #[tokio::test]
