@@ -10,7 +10,7 @@
 //!
 //! [pipeline]
 //! synthesis_concurrency = 8 # default: CPU count
-//! urgent_threads = 8        # CPU pool of HIGH/CRITICAL work (0: none); default: CPU count
+//! urgent_threads = 8        # CPU pools of HIGH and of CRITICAL work (0: none); default: CPUs
 //! prover_workers_per_device = 2
 //! prover_interlock = true
 //! quarantine_after = 3      # device errors in a row before a device is benched
@@ -64,11 +64,11 @@ pub struct Config {
     /// Partitions synthesized at once, independent of memory; guards against memory-bandwidth
     /// thrash. Default: the CPU count.
     pub synthesis_concurrency: usize,
-    /// Threads of the CPU pool that HIGH and CRITICAL work runs on (their partitions'
-    /// synthesis and the SRS loads they wait for), apart from rayon's global pool where bulk
-    /// work runs its parallel witnesses: a WinningPoSt's parallel code never queues behind a
-    /// PoRep partition's tasks. The threads sleep while no urgent work runs. 0: urgent work
-    /// shares the global pool. Default: the CPU count.
+    /// Threads of each of the two CPU pools that HIGH and CRITICAL work runs on (their
+    /// partitions' synthesis and the SRS loads they wait for), apart from rayon's global pool
+    /// where bulk work runs its parallel witnesses: a WinningPoSt's parallel code never queues
+    /// behind a PoRep partition's tasks, nor behind a WindowPoSt's. The threads sleep while no
+    /// urgent work runs. 0: urgent work shares the global pool. Default: the CPU count.
     pub urgent_threads: usize,
     /// Prover workers per backend (device); two let one's host-side preparation overlap the
     /// other's heavy phase. Default 2.

@@ -1,20 +1,24 @@
 //! CPU pools: where the engine's parallel host work runs.
 //!
 //! Bulk work (PoRep and SnapDeals synthesis, whose witnesses fan out over every core) runs on
-//! rayon's global pool. HIGH and CRITICAL work (a WindowPoSt or WinningPoSt partition's
-//! synthesis, and the SRS load it waits for) runs on a pool of its own. Rayon serves a pool's
+//! rayon's global pool. HIGH work (a WindowPoSt partition's synthesis, and the SRS load it
+//! waits for) runs on a pool of its own, and CRITICAL work (WinningPoSt) on another, so a
+//! WinningPoSt never queues behind a 125 M-constraint WindowPoSt either. Rayon serves a pool's
 //! tasks in queue order, so on one shared pool a WinningPoSt's parallel sector synthesis
 //! waited behind every queued PoRep challenge: on the H200 under a 32 GiB PoRep load its
 //! synthesis took 7.8 s (c=8) instead of 1.3 s alone, and its 192 MB SRS took 11.4 s to load
 //! (c=30). With its own pool it only shares the cores with the bulk threads through the OS
-//! scheduler. The urgent pool's threads sleep while no urgent work runs.
+//! scheduler. The urgent pools' threads sleep while no urgent work runs.
 use crate::error::EngineError;
 use crate::request::Priority;
 
-/// The engine's CPU pools. The default has no urgent pool.
+/// The engine's CPU pools. The default has no urgent pools.
 #[derive(Default)]
 pub struct CpuPools {
-    urgent: Option<rayon::ThreadPool>,
+    /// HIGH work's pool.
+    high: Option<rayon::ThreadPool>,
+    /// CRITICAL work's pool.
+    critical: Option<rayon::ThreadPool>,
 }
 
 impl std::fmt::Debug for CpuPools {
@@ -25,42 +29,47 @@ impl std::fmt::Debug for CpuPools {
     }
 }
 
-/// Names the urgent pool's threads carry (`cuzk-urgent-<n>`).
+/// What the names of the urgent pools' threads start with (`cuzk-urgent-high-<n>`,
+/// `cuzk-urgent-critical-<n>`).
 pub const URGENT_THREAD_PREFIX: &str = "cuzk-urgent-";
 
 impl CpuPools {
-    /// Pools with `urgent_threads` threads for urgent work; 0: urgent work shares the global
-    /// pool.
+    /// Pools of `urgent_threads` threads each for HIGH and for CRITICAL work; 0: urgent
+    /// work shares the global pool.
     pub fn new(urgent_threads: usize) -> Result<CpuPools, EngineError> {
         if urgent_threads == 0 {
-            return Ok(CpuPools { urgent: None });
+            return Ok(CpuPools::default());
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(urgent_threads)
-            .thread_name(|i| format!("{URGENT_THREAD_PREFIX}{i}"))
-            .build()
-            .map_err(|e| EngineError::Config(format!("the urgent CPU pool: {e}")))?;
-        Ok(CpuPools { urgent: Some(pool) })
+        let pool = |which: &'static str| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(urgent_threads)
+                .thread_name(move |i| format!("{URGENT_THREAD_PREFIX}{which}-{i}"))
+                .build()
+                .map_err(|e| EngineError::Config(format!("the {which} CPU pool: {e}")))
+        };
+        Ok(CpuPools {
+            high: Some(pool("high")?),
+            critical: Some(pool("critical")?),
+        })
     }
 
-    /// Threads of the urgent pool (0: none).
+    /// Threads of each urgent pool (0: none).
     pub fn urgent_threads(&self) -> usize {
-        self.urgent.as_ref().map_or(0, |p| p.current_num_threads())
+        self.high.as_ref().map_or(0, |p| p.current_num_threads())
     }
 
-    /// Whether work at `priority` belongs on the urgent pool (HIGH and CRITICAL: the urgent
-    /// admission lane's).
-    pub fn is_urgent(priority: Priority) -> bool {
-        priority >= Priority::High
-    }
-
-    /// Runs `f`, blocking the calling thread until it returns: on the urgent pool for urgent
+    /// Runs `f`, blocking the calling thread until it returns: on the pool of an urgent
     /// `priority` (so the rayon work inside it runs there), else on the calling thread (its
     /// rayon work on the global pool). A panic in `f` resumes on the caller.
     pub fn run<R: Send>(&self, priority: Priority, f: impl FnOnce() -> R + Send) -> R {
-        match &self.urgent {
-            Some(pool) if Self::is_urgent(priority) => pool.install(f),
-            _ => f(),
+        let pool = match priority {
+            Priority::Critical => self.critical.as_ref(),
+            Priority::High => self.high.as_ref(),
+            Priority::Low | Priority::Normal => None,
+        };
+        match pool {
+            Some(pool) => pool.install(f),
+            None => f(),
         }
     }
 }
@@ -117,6 +126,49 @@ mod tests {
         assert_eq!(sum, 99_999 * 100_000 / 2);
         assert!(
             names.iter().all(|n| n.starts_with(URGENT_THREAD_PREFIX)),
+            "{names:?}"
+        );
+    }
+
+    /// A 125 M-constraint WindowPoSt (HIGH) holding every thread of its pool does not delay a
+    /// WinningPoSt (CRITICAL).
+    #[test]
+    fn critical_work_runs_while_high_work_holds_its_pool() {
+        let pools = Arc::new(CpuPools::new(2).unwrap());
+        let held = Arc::new(Barrier::new(3));
+        let (tx_release, rx_release) = mpsc::channel::<()>();
+        let rx_release = Arc::new(parking_lot::Mutex::new(rx_release));
+        let (p, h, r) = (pools.clone(), held.clone(), rx_release.clone());
+        let high = std::thread::spawn(move || {
+            p.run(Priority::High, || {
+                rayon::scope(|s| {
+                    for _ in 0..2 {
+                        let (h, r) = (h.clone(), r.clone());
+                        s.spawn(move |_| {
+                            h.wait();
+                            let _ = r.lock().recv();
+                        });
+                    }
+                })
+            })
+        });
+        held.wait();
+        let (tx, rx) = mpsc::channel();
+        let p = pools.clone();
+        std::thread::spawn(move || {
+            let names: Vec<String> = p.run(Priority::Critical, || {
+                (0..32).into_par_iter().map(|_| thread_name()).collect()
+            });
+            let _ = tx.send(names);
+        });
+        let got = rx.recv_timeout(Duration::from_secs(30));
+        drop(tx_release);
+        high.join().unwrap();
+        let names = got.expect("CRITICAL work waited for HIGH work's threads");
+        assert!(
+            names
+                .iter()
+                .all(|n| n.starts_with(&format!("{URGENT_THREAD_PREFIX}critical-"))),
             "{names:?}"
         );
     }

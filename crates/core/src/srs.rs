@@ -137,7 +137,7 @@ struct Inner {
     allow_timing_only: bool,
     /// Set when loaded SRSs should leave host memory once the backends hold them.
     make_resident: Option<MakeResident>,
-    /// Loads for urgent work run on the urgent CPU pool.
+    /// Loads for urgent work run on the urgent CPU pools.
     cpu: Arc<CpuPools>,
     /// A `parking_lot` mutex: held for map updates only, never across an await or a load.
     state: Mutex<State>,
@@ -190,7 +190,7 @@ impl SrsCache {
     /// parameter files are refused unless `allow_timing_only`. With `make_resident`, each
     /// loaded SRS that it makes resident everywhere has its host copy released (and its
     /// reservation shrunk to what the host still holds). A load for HIGH or CRITICAL work
-    /// parses on `cpu`'s urgent pool.
+    /// parses on `cpu`'s pool for its priority.
     pub fn new(
         budget: MemoryBudget,
         planner: Arc<dyn Planner>,
@@ -651,7 +651,7 @@ mod tests {
         }
     }
 
-    /// An SRS that a CRITICAL (or HIGH) partition waits for loads on the urgent CPU pool, so
+    /// An SRS that a CRITICAL (or HIGH) partition waits for loads on its urgent CPU pool, so
     /// its parse does not queue behind bulk work's rayon tasks (11.4 s for winning-32g's
     /// 192 MB on the H200 under a PoRep load); a bulk partition's load does not.
     #[tokio::test]

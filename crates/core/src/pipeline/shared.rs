@@ -292,7 +292,7 @@ pub(crate) struct Shared {
     /// Synthesis slots of the urgent admission lane (HIGH and CRITICAL only), so such a
     /// partition never waits for a slot that bulk work holds.
     pub(crate) urgent_permits: Arc<Semaphore>,
-    /// Where synthesis runs: the urgent lane's partitions on a CPU pool of their own.
+    /// Where synthesis runs: HIGH and CRITICAL partitions on CPU pools of their own.
     pub(crate) cpu: Arc<CpuPools>,
     /// Limits concurrent `finish` + self-check work.
     pub(crate) finalize_permits: Arc<Semaphore>,

@@ -1,5 +1,5 @@
 //! Synthesis, the second stage: runs the plan's synthesis on the blocking pool (the rayon
-//! work of HIGH and CRITICAL partitions on the urgent CPU pool), calibrates
+//! work of HIGH and CRITICAL partitions on their own CPU pools), calibrates
 //! the circuit's estimate on the result, sizes the reservation to what the prover will need,
 //! and hands the partition to the provers' queue (by priority).
 //!
@@ -39,7 +39,7 @@ async fn synthesize(
         prepared: held.srs.prepared.clone(),
         reuse,
     };
-    // HIGH and CRITICAL partitions synthesize on the urgent CPU pool (`crate::cpu`).
+    // HIGH and CRITICAL partitions synthesize on their own CPU pools (`crate::cpu`).
     let (cpu, priority) = (sh.cpu.clone(), p.job.priority);
     let out = tokio::task::spawn_blocking(move || cpu.run(priority, || synthesize(ctx))).await;
     let dt = t0.elapsed();
