@@ -16,20 +16,7 @@ echo "== gen timing-params winning-32g"
 echo "== gen testdata 32GiB --timing-only"
 ( time timeout 120 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 ) > $OUT/gen-testdata.log 2>&1; echo rc=$?; tail -6 $OUT/gen-testdata.log
 ls -la /tmp/p32 /tmp/t32 | head -30; df -h /tmp | tail -1; free -g | head -2
-cat > /tmp/cuzk.toml <<EOT
-[srs]
-params_dir = "/tmp/p32"
-preload = ["porep-32g"]
-[allow]
-timing_only = true
-EOT
-echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
-setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464 > /tmp/daemon.log 2>&1 < /dev/null &
-# wait for the preload, as long as this call allows
-while [ $(( $(date +%s) - T0 )) -lt 560 ]; do
-  if grep -q "SRS loaded\|preload.*fail\|error" /tmp/daemon.log 2>/dev/null; then break; fi
-  sleep 2
-done
+start_daemon porep-32g 560
 sleep 1
 grep -E "WARN|ERROR|SRS|compiled|resident|budget|listening" /tmp/daemon.log | cut -c1-400 | tail -20
 $D/cuzk status 2>&1 | head -30; vmhwm

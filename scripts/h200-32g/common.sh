@@ -7,3 +7,21 @@ vmhwm() { local p; p=$(pgrep -x cuzk | head -1); [ -n "$p" ] && grep -E "VmHWM|V
 gpu_sample() { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 > /tmp/smi-$1.csv 2>/dev/null & echo $! > /tmp/smi.pid; }
 gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>/dev/null; true; }
 smi_summary() { awk -F', ' '{u=$2+0; n++; s+=u; if(u==0)z++} END {if(n) printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%\n", FILENAME, n, s/n, z}' "$1"; }
+# start_daemon CIRCUIT LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, CIRCUIT preloaded,
+# TIMING-ONLY allowed), starts the daemon in its own session and waits for the preload until
+# LIMIT seconds after $T0.
+start_daemon() {
+  cat > /tmp/cuzk.toml <<EOT
+[srs]
+params_dir = "/tmp/p32"
+preload = ["$1"]
+[allow]
+timing_only = true
+EOT
+  echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
+  setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464 > /tmp/daemon.log 2>&1 < /dev/null &
+  while [ $(( $(date +%s) - T0 )) -lt $2 ]; do
+    if grep -q "SRS loaded\|preload.*fail\|rror" /tmp/daemon.log 2>/dev/null; then break; fi
+    sleep 2
+  done
+}

@@ -12,19 +12,7 @@ echo "== gen timing-params $CIRCUIT"
 ( time timeout 330 $D/cuzk gen timing-params --circuit $CIRCUIT --out /tmp/p32 ) > $OUT/gen-$CIRCUIT.log 2>&1; echo rc=$?
 tail -6 $OUT/gen-$CIRCUIT.log
 ( time timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 ) > $OUT/gen-testdata.log 2>&1; echo testdata rc=$?
-cat > /tmp/cuzk.toml <<EOT
-[srs]
-params_dir = "/tmp/p32"
-preload = ["$CIRCUIT"]
-[allow]
-timing_only = true
-EOT
-echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
-setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464 > /tmp/daemon.log 2>&1 < /dev/null &
-while [ $(( $(date +%s) - T0 )) -lt 420 ]; do
-  if grep -q "SRS loaded\|preload.*fail\|rror" /tmp/daemon.log 2>/dev/null; then break; fi
-  sleep 2
-done
+start_daemon $CIRCUIT 420
 grep -E "WARN|ERROR|SRS|compiled|resident|budget" /tmp/daemon.log | cut -c1-300 | tail -8; save
 echo "== bench single -k $KIND ($(( $(date +%s) - T0 )) s in)"
 gpu_sample $KIND
