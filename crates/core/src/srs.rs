@@ -137,6 +137,9 @@ struct Inner {
     allow_timing_only: bool,
     /// Set when loaded SRSs should leave host memory once the backends hold them.
     make_resident: Option<MakeResident>,
+    /// Whether every backend is expected to say yes (each has a device of its own): then an
+    /// SRS not yet loaded is expected to hold only its prepared data once loaded.
+    expect_release: bool,
     /// Loads for urgent work run on the urgent CPU pools.
     cpu: Arc<CpuPools>,
     /// A `parking_lot` mutex: held for map updates only, never across an await or a load.
@@ -203,6 +206,7 @@ impl SrsCache {
                 budget,
                 planner,
                 allow_timing_only,
+                expect_release: false,
                 make_resident,
                 cpu,
                 state: Mutex::new(State {
@@ -234,6 +238,29 @@ impl SrsCache {
             loaded: e.loaded.clone(),
             cache: self.clone(),
         })
+    }
+
+    /// [`SrsCache::new`] for backends that each have a device of their own: an SRS not yet
+    /// loaded is then expected to leave the host once loaded ([`SrsCache::held_hint`]).
+    pub fn expecting_release(mut self) -> SrsCache {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.expect_release = inner.make_resident.is_some();
+        }
+        self
+    }
+
+    /// Bytes an SRS holds beside partitions once loaded, if known without loading: a loaded
+    /// entry's reservation; for one not loaded, when its host copy is expected to be released
+    /// to the devices, what stays on the host (the planner's prepared data), else its size.
+    /// A lower bound where the release may not happen: admission checks again after the load.
+    pub fn held_hint(&self, circuit_id: &str) -> Option<u64> {
+        if let Some(e) = self.inner.state.lock().hot.get(circuit_id) {
+            return Some(e.reservation.bytes());
+        }
+        if self.inner.expect_release {
+            return Some(self.inner.planner.prepare_size_hint(circuit_id));
+        }
+        self.size_hint(circuit_id)
     }
 
     /// Bytes an SRS occupies or will occupy, if known without loading.

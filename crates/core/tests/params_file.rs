@@ -144,6 +144,10 @@ impl ProverBackend for OwnCopy {
     fn name(&self) -> String {
         "own-copy".into()
     }
+    /// A device of its own (as a GPU): SRSs are expected to leave the host once loaded.
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        Some((1 << 30, 1 << 30))
+    }
     fn make_resident(&self, srs: &cuzk_groth16::Srs) -> Result<bool, ProveError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let copy = points_with_key(srs, srs.vk());
@@ -281,5 +285,75 @@ async fn assert_kept(e: &Engine, own: &OwnCopy, points: u64, calls: usize) {
     assert_eq!(s.srs[0].size_bytes, points);
     assert_eq!(own.calls.load(SeqCst), calls);
     assert_eq!(own.released_starts.load(SeqCst), 0);
+    e.shutdown(Duration::from_secs(5)).await;
+}
+
+/// A 64 GiB box refused a porep-32g job at submit unless its SRS had been preloaded: the check
+/// added the whole 44 GiB parameter file to the partition's working set, though a GPU daemon
+/// keeps none of the points on the host once the SRS is loaded. Beside devices, a job whose
+/// working set fits beside what stays of its SRS is now admitted and proved; beside the CPU
+/// prover (which keeps the host copy) it is still refused at submit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_srs_not_yet_loaded_counts_only_what_stays_on_the_host_beside_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = parse_request(SPEC).unwrap().spec;
+    let srs =
+        cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(98)).unwrap();
+    let path = dir.path().join("small-test.params");
+    cuzk_groth16::params::write_params(&path, &srs).unwrap();
+    let file = std::fs::metadata(&path).unwrap().len();
+    let planner = || {
+        Arc::new(FilePlanner {
+            dir: dir.path().to_path_buf(),
+        })
+    };
+    let config = |budget: u64| {
+        let mut c = Config::default_for_machine();
+        c.budget_bytes = budget;
+        c.request_buffer_bytes = 16 << 10;
+        c.urgent_reserve_bytes = Some(0);
+        c
+    };
+    let req = |id: &str| ProofRequest {
+        request_id: id.into(),
+        kind: ProofKind::Synthetic,
+        vanilla_proof: SPEC.as_bytes().to_vec(),
+        ..Default::default()
+    };
+    // What a partition needs, as the engine counts it: the refusal names working set + file.
+    let probe = Engine::new(
+        config(file + 1),
+        vec![Arc::new(CpuProver::new())],
+        planner(),
+    )
+    .unwrap();
+    let need = match probe.submit(req("probe")) {
+        Err(EngineError::TooLarge { needed, .. }) => needed - file,
+        other => panic!("{other:?}"),
+    };
+    let vk = 96 * srs.vk().ic.len() as u64;
+    // Room for the partition beside what stays of the SRS, not beside the whole file.
+    let budget = need + file * 3 / 4;
+    assert!(
+        budget >= need + vk + (16 << 10) + file / 8,
+        "file {file}, need {need}"
+    );
+
+    let cpu = Engine::new(config(budget), vec![Arc::new(CpuProver::new())], planner()).unwrap();
+    assert!(matches!(
+        cpu.submit(req("cpu")),
+        Err(EngineError::TooLarge { .. })
+    ));
+
+    let own = Arc::new(OwnCopy::default());
+    let e = Engine::new(config(budget), vec![own.clone()], planner()).unwrap();
+    let id = e.submit(req("own")).unwrap().job_id;
+    match e.wait(&id, None).await.unwrap().state {
+        JobState::Completed { proof } => assert_eq!(proof.len(), 3 * 192),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.status().srs[0].host_released);
+    let s = e.status().budget;
+    assert!(s.peak <= s.total, "{s:?}");
     e.shutdown(Duration::from_secs(5)).await;
 }

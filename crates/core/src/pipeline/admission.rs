@@ -155,8 +155,11 @@ pub(crate) async fn admit(
 }
 
 /// Refuses a job at submit when one of its partitions could never be admitted: its SRS, or
-/// its working set with its SRS, is larger than the budget at the job's priority (the whole
-/// budget for HIGH and CRITICAL, less the urgent reserve below).
+/// its working set with what its SRS holds once loaded, is larger than the budget at the job's
+/// priority (the whole budget for HIGH and CRITICAL, less the urgent reserve below). An SRS
+/// not loaded yet whose host copy will go to the devices counts only what stays on the host
+/// ([`crate::srs::SrsCache::held_hint`]; admission checks again after the load): a 64 GiB
+/// box refused a porep-32g job unless its 44 GiB SRS was preloaded and released.
 pub(crate) fn check_fits(
     sh: &Shared,
     parts: &[PartitionPlan],
@@ -180,13 +183,14 @@ pub(crate) fn check_fits(
                 sh.estimator
                     .estimate(&p.circuit_id, p.shape_hint, p.shape_counted, srs, total / 4);
             let need = e.admission_bytes();
-            if need + srs.unwrap_or(0) > total {
+            let held = sh.srs.held_hint(&p.circuit_id).unwrap_or(0);
+            if need + held > total {
                 return Err(EngineError::TooLarge {
                     what: format!(
                         "partition {} of {} (working set + SRS)",
                         p.index, p.circuit_id
                     ),
-                    needed: need + srs.unwrap_or(0),
+                    needed: need + held,
                     budget: total,
                 });
             }

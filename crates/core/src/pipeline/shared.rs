@@ -337,13 +337,18 @@ impl Shared {
                 }) as crate::srs::MakeResident
             });
         let cpu = Arc::new(CpuPools::new(config.urgent_threads)?);
-        let srs = SrsCache::new(
+        let on_devices =
+            !backends.is_empty() && backends.iter().all(|b| b.device_memory().is_some());
+        let mut srs = SrsCache::new(
             budget.clone(),
             planner.clone(),
             config.allow_timing_only,
             make_resident,
             cpu.clone(),
         );
+        if on_devices {
+            srs = srs.expecting_release();
+        }
         let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
         {
             // Kept partition buffers go first (cheap to make again), then idle SRSs.
