@@ -36,14 +36,22 @@ impl Planner for FilePlanner {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn params_file_is_loaded_and_partitions_self_verify() {
+/// A temporary directory holding `small-test.params` for [`SPEC`]'s circuit (setup seeded
+/// with `seed`): the directory, the parameters and the file's path.
+fn params_file(seed: u64) -> (tempfile::TempDir, cuzk_groth16::Srs, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let spec = parse_request(SPEC).unwrap().spec;
     let srs =
-        cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(99)).unwrap();
+        cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(seed)).unwrap();
     let path = dir.path().join("small-test.params");
     cuzk_groth16::params::write_params(&path, &srs).unwrap();
+    (dir, srs, path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn params_file_is_loaded_and_partitions_self_verify() {
+    let (dir, srs, path) = params_file(99);
+    let spec = parse_request(SPEC).unwrap().spec;
 
     let mut config = Config::default_for_machine();
     config.budget_bytes = 256 << 20;
@@ -191,11 +199,7 @@ impl ProverBackend for OwnCopy {
 /// Issue 13 item 3: no budgeted host copy of an SRS a device holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = parse_request(SPEC).unwrap().spec;
-    let srs =
-        cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(99)).unwrap();
-    cuzk_groth16::params::write_params(&dir.path().join("small-test.params"), &srs).unwrap();
+    let (dir, srs, _) = params_file(99);
     let planner = || {
         Arc::new(FilePlanner {
             dir: dir.path().to_path_buf(),
@@ -295,12 +299,7 @@ async fn assert_kept(e: &Engine, own: &OwnCopy, points: u64, calls: usize) {
 /// prover (which keeps the host copy) it is still refused at submit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_srs_not_yet_loaded_counts_only_what_stays_on_the_host_beside_devices() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = parse_request(SPEC).unwrap().spec;
-    let srs =
-        cuzk_groth16::setup::generate_params(spec, &mut ChaCha8Rng::seed_from_u64(98)).unwrap();
-    let path = dir.path().join("small-test.params");
-    cuzk_groth16::params::write_params(&path, &srs).unwrap();
+    let (dir, srs, path) = params_file(98);
     let file = std::fs::metadata(&path).unwrap().len();
     let planner = || {
         Arc::new(FilePlanner {
