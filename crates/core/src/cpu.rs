@@ -86,20 +86,19 @@ mod tests {
         std::thread::current().name().unwrap_or("").to_string()
     }
 
-    /// Every thread of rayon's global pool is held until the returned sender is dropped or
-    /// sent to; returns once all of them are held.
-    fn hold_the_global_pool() -> mpsc::Sender<()> {
-        let n = rayon::current_num_threads();
+    /// Holds `n` threads of a pool (each job given to `spawn` holds one) until the returned
+    /// sender is dropped; returns once all of them are held.
+    fn hold(n: usize, spawn: impl Fn(Box<dyn FnOnce() + Send>)) -> mpsc::Sender<()> {
         let started = Arc::new(Barrier::new(n + 1));
         let (tx, rx) = mpsc::channel::<()>();
         let rx = Arc::new(parking_lot::Mutex::new(rx));
         for _ in 0..n {
             let (started, rx) = (started.clone(), rx.clone());
-            rayon::spawn(move || {
+            spawn(Box::new(move || {
                 started.wait();
                 // One holder at a time takes the receiver; all wait until the sender goes.
                 let _ = rx.lock().recv();
-            });
+            }));
         }
         started.wait();
         tx
@@ -108,7 +107,7 @@ mod tests {
     #[test]
     fn urgent_work_runs_while_bulk_tasks_hold_every_global_thread() {
         let pools = Arc::new(CpuPools::new(2).unwrap());
-        let release = hold_the_global_pool();
+        let release = hold(rayon::current_num_threads(), rayon::spawn);
         let (tx, rx) = mpsc::channel();
         let p = pools.clone();
         std::thread::spawn(move || {
@@ -135,24 +134,8 @@ mod tests {
     #[test]
     fn critical_work_runs_while_high_work_holds_its_pool() {
         let pools = Arc::new(CpuPools::new(2).unwrap());
-        let held = Arc::new(Barrier::new(3));
-        let (tx_release, rx_release) = mpsc::channel::<()>();
-        let rx_release = Arc::new(parking_lot::Mutex::new(rx_release));
-        let (p, h, r) = (pools.clone(), held.clone(), rx_release.clone());
-        let high = std::thread::spawn(move || {
-            p.run(Priority::High, || {
-                rayon::scope(|s| {
-                    for _ in 0..2 {
-                        let (h, r) = (h.clone(), r.clone());
-                        s.spawn(move |_| {
-                            h.wait();
-                            let _ = r.lock().recv();
-                        });
-                    }
-                })
-            })
-        });
-        held.wait();
+        let high = pools.high.as_ref().unwrap();
+        let release = hold(high.current_num_threads(), |job| high.spawn(job));
         let (tx, rx) = mpsc::channel();
         let p = pools.clone();
         std::thread::spawn(move || {
@@ -162,8 +145,7 @@ mod tests {
             let _ = tx.send(names);
         });
         let got = rx.recv_timeout(Duration::from_secs(30));
-        drop(tx_release);
-        high.join().unwrap();
+        drop(release);
         let names = got.expect("CRITICAL work waited for HIGH work's threads");
         assert!(
             names

@@ -192,13 +192,16 @@ impl SrsCache {
     /// A cache that loads through `planner` under reservations from `budget`; TIMING-ONLY
     /// parameter files are refused unless `allow_timing_only`. With `make_resident`, each
     /// loaded SRS that it makes resident everywhere has its host copy released (and its
-    /// reservation shrunk to what the host still holds). A load for HIGH or CRITICAL work
-    /// parses on `cpu`'s pool for its priority.
+    /// reservation shrunk to what the host still holds); `expect_release` (every backend has
+    /// a device of its own) says that it will, for an SRS not loaded yet
+    /// ([`SrsCache::held_hint`]). A load for HIGH or CRITICAL work parses on `cpu`'s pool for
+    /// its priority.
     pub fn new(
         budget: MemoryBudget,
         planner: Arc<dyn Planner>,
         allow_timing_only: bool,
         make_resident: Option<MakeResident>,
+        expect_release: bool,
         cpu: Arc<CpuPools>,
     ) -> SrsCache {
         SrsCache {
@@ -206,7 +209,7 @@ impl SrsCache {
                 budget,
                 planner,
                 allow_timing_only,
-                expect_release: false,
+                expect_release: expect_release && make_resident.is_some(),
                 make_resident,
                 cpu,
                 state: Mutex::new(State {
@@ -238,15 +241,6 @@ impl SrsCache {
             loaded: e.loaded.clone(),
             cache: self.clone(),
         })
-    }
-
-    /// [`SrsCache::new`] for backends that each have a device of their own: an SRS not yet
-    /// loaded is then expected to leave the host once loaded ([`SrsCache::held_hint`]).
-    pub fn expecting_release(mut self) -> SrsCache {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.expect_release = inner.make_resident.is_some();
-        }
-        self
     }
 
     /// Bytes an SRS holds beside partitions once loaded, if known without loading: a loaded
@@ -617,164 +611,4 @@ impl Drop for LoadLockEntry<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::planner::JobPlan;
-    use crate::request::ProofRequest;
-    use cuzk_groth16::{G1Affine, G2Affine, VerifyingKey};
-    use group::prime::PrimeCurveAffine;
-    use std::path::PathBuf;
-
-    /// Knows one circuit, `ok`, with a one-point SRS.
-    struct OneCircuit;
-
-    impl Planner for OneCircuit {
-        fn plan(&self, _: ProofRequest) -> Result<JobPlan, EngineError> {
-            Err(EngineError::InvalidRequest("no plans here".into()))
-        }
-        fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
-            self.srs_size_hint(id)
-                .map(|_| PathBuf::from("/nonexistent"))
-        }
-        fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
-            match id {
-                "ok" => Ok(1 << 10),
-                _ => Err(EngineError::UnknownCircuit(id.chars().take(64).collect())),
-            }
-        }
-        fn load_srs(&self, _: &str) -> Result<Srs, EngineError> {
-            let (g1, g2) = (G1Affine::generator(), G2Affine::generator());
-            let vk = VerifyingKey {
-                alpha_g1: g1,
-                beta_g1: g1,
-                beta_g2: g2,
-                gamma_g2: g2,
-                delta_g1: g1,
-                delta_g2: g2,
-                ic: vec![g1],
-            };
-            Ok(Srs::new(vk, vec![g1], vec![], vec![], vec![], vec![]))
-        }
-    }
-
-    /// [`OneCircuit`], recording the thread each load ran on.
-    #[derive(Default)]
-    struct WhereLoaded(parking_lot::Mutex<Vec<String>>);
-
-    impl Planner for WhereLoaded {
-        fn plan(&self, r: ProofRequest) -> Result<JobPlan, EngineError> {
-            OneCircuit.plan(r)
-        }
-        fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
-            OneCircuit.params_path(id)
-        }
-        fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
-            OneCircuit.srs_size_hint(id)
-        }
-        fn load_srs(&self, id: &str) -> Result<Srs, EngineError> {
-            let name = std::thread::current().name().unwrap_or("").to_string();
-            self.0.lock().push(name);
-            OneCircuit.load_srs(id)
-        }
-    }
-
-    /// An SRS that a CRITICAL (or HIGH) partition waits for loads on its urgent CPU pool, so
-    /// its parse does not queue behind bulk work's rayon tasks (11.4 s for winning-32g's
-    /// 192 MB on the H200 under a PoRep load); a bulk partition's load does not.
-    #[tokio::test]
-    async fn loads_for_urgent_work_run_on_the_urgent_pool() {
-        for (prio, urgent) in [(Priority::Normal, false), (Priority::Critical, true)] {
-            let planner = Arc::new(WhereLoaded::default());
-            let cache = SrsCache::new(
-                MemoryBudget::new(1 << 30),
-                planner.clone(),
-                true,
-                None,
-                Arc::new(CpuPools::new(1).unwrap()),
-            );
-            drop(cache.get("ok", prio).await.unwrap());
-            let names = planner.0.lock().clone();
-            assert_eq!(names.len(), 1);
-            assert_eq!(
-                names[0].starts_with(crate::cpu::URGENT_THREAD_PREFIX),
-                urgent,
-                "{prio:?}: {names:?}"
-            );
-        }
-    }
-
-    /// Issue 15 item 5: PreloadSRS stored any string a client sent in `load_locks` before
-    /// checking it, and kept it forever.
-    #[tokio::test]
-    async fn unknown_ids_leave_nothing_behind_and_loads_clean_up() {
-        // Its one SRS is made of generators: TIMING-ONLY, allowed here.
-        let cache = SrsCache::new(
-            MemoryBudget::new(1 << 30),
-            Arc::new(OneCircuit),
-            true,
-            None,
-            Default::default(),
-        );
-        for i in 0..1000 {
-            let id = format!("{i}-{}", "x".repeat(1000));
-            assert!(matches!(
-                cache.get(&id, Priority::Normal).await,
-                Err(EngineError::UnknownCircuit(_))
-            ));
-        }
-        assert!(cache.inner.state.lock().load_locks.is_empty());
-        let a = cache.get("ok", Priority::Normal).await.unwrap();
-        assert!(!a.was_loaded);
-        assert!(cache.inner.state.lock().load_locks.is_empty(), "load done");
-        drop(a);
-    }
-
-    /// `ok` as [`OneCircuit`] knows it, read from a file (so its host copy can be released).
-    struct OnFile(PathBuf);
-
-    impl Planner for OnFile {
-        fn plan(&self, _: ProofRequest) -> Result<JobPlan, EngineError> {
-            Err(EngineError::InvalidRequest("no plans here".into()))
-        }
-        fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
-            OneCircuit.srs_size_hint(id).map(|_| self.0.clone())
-        }
-    }
-
-    /// Seen on the H200: a WinningPoSt SRS whose host copy was released (12.5 KiB left) was
-    /// evicted under pressure 3.5 s after its load, freeing nothing useful.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_released_srs_holding_almost_nothing_is_kept_under_pressure() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("ok.params");
-        cuzk_groth16::params::write_params(&path, &OneCircuit.load_srs("ok").unwrap()).unwrap();
-        let everywhere: MakeResident = Arc::new(|_: &Srs| true);
-        let budget = || MemoryBudget::new(1 << 30);
-        let released = SrsCache::new(
-            budget(),
-            Arc::new(OnFile(path.clone())),
-            true,
-            Some(everywhere),
-            Default::default(),
-        );
-        drop(released.get("ok", Priority::Normal).await.unwrap());
-        assert!(released.status()[0].host_released);
-        assert_eq!(released.reclaim(1 << 30), 0);
-        assert_eq!(released.status()[0].tier, SrsTier::Hot);
-        // Evicting everything idle (shutdown) still takes it.
-        assert!(released.evict_all_idle() > 0);
-        assert_eq!(released.status()[0].tier, SrsTier::Warm);
-        // Its host copy kept: evicted as before.
-        let kept = SrsCache::new(
-            budget(),
-            Arc::new(OnFile(path)),
-            true,
-            None,
-            Default::default(),
-        );
-        drop(kept.get("ok", Priority::Normal).await.unwrap());
-        assert!(!kept.status()[0].host_released);
-        assert!(kept.reclaim(1 << 30) > 0);
-        assert_eq!(kept.status()[0].tier, SrsTier::Warm);
-    }
-}
+mod tests;

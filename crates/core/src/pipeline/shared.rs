@@ -339,16 +339,14 @@ impl Shared {
         let cpu = Arc::new(CpuPools::new(config.urgent_threads)?);
         let on_devices =
             !backends.is_empty() && backends.iter().all(|b| b.device_memory().is_some());
-        let mut srs = SrsCache::new(
+        let srs = SrsCache::new(
             budget.clone(),
             planner.clone(),
             config.allow_timing_only,
             make_resident,
+            on_devices,
             cpu.clone(),
         );
-        if on_devices {
-            srs = srs.expecting_release();
-        }
         let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
         {
             // Kept partition buffers go first (cheap to make again), then idle SRSs.

@@ -53,15 +53,24 @@ fn count(bits: &[u64]) -> usize {
     bits.iter().map(|w| w.count_ones() as usize).sum()
 }
 
+/// The positions of the bits set in `bits`, ascending.
+fn set_bits(bits: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    bits.iter().enumerate().flat_map(|(w, &word)| {
+        let mut word = word;
+        std::iter::from_fn(move || {
+            (word != 0).then(|| {
+                let bit = word.trailing_zeros() as usize;
+                word &= word - 1;
+                w * 64 + bit
+            })
+        })
+    })
+}
+
 /// Marks in `dst` every bit set in `src`, `offset` places further on.
 fn mark_shifted(dst: &mut Vec<u64>, src: &[u64], offset: usize) {
-    for (w, &word) in src.iter().enumerate() {
-        let mut word = word;
-        while word != 0 {
-            let bit = word.trailing_zeros() as usize;
-            mark(dst, offset + w * 64 + bit);
-            word &= word - 1;
-        }
+    for i in set_bits(src) {
+        mark(dst, offset + i);
     }
 }
 
@@ -166,23 +175,10 @@ impl ConstraintSystem<Scalar> for Marker {
         mark_shifted(&mut self.a_aux, &other.a_aux, self.aux);
         mark_shifted(&mut self.b_aux, &other.b_aux, self.aux);
         self.aux += other.aux;
-        // Input 0 stays 0; the others follow ours.
-        if other.b_inputs.first().is_some_and(|w| w & 1 != 0) {
-            mark(&mut self.b_inputs, 0);
-        }
-        let mut rest = other.b_inputs.clone();
-        if let Some(w) = rest.first_mut() {
-            *w &= !1;
-        }
-        // other's input i >= 1 becomes our input self.inputs + i - 1.
-        let base = self.inputs;
-        for (w, &word) in rest.iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                let bit = word.trailing_zeros() as usize;
-                mark(&mut self.b_inputs, base + w * 64 + bit - 1);
-                word &= word - 1;
-            }
+        // Input 0 stays 0; other's input i >= 1 becomes our input self.inputs + i - 1.
+        for i in set_bits(&other.b_inputs) {
+            let ours = if i == 0 { 0 } else { self.inputs + i - 1 };
+            mark(&mut self.b_inputs, ours);
         }
         self.inputs += other.inputs.saturating_sub(1);
     }
