@@ -12,6 +12,8 @@ use ff::Field;
 
 pub use crate::density::Density;
 
+mod witness;
+
 /// What a [`Recorder`] records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecorderMode {
@@ -203,7 +205,14 @@ impl Recorder {
         circuit: C,
     ) -> Result<Synthesized, SynthesisError> {
         recorder.alloc_input(|| "", || Ok(Scalar::ONE))?;
-        circuit.synthesize(&mut recorder)?;
+        if recorder.mode == RecorderMode::WitnessOnly {
+            // As its own type, so that sub-systems the circuit makes are witness-only too.
+            let mut cs = witness::WitnessCs(recorder);
+            circuit.synthesize(&mut cs)?;
+            recorder = cs.0;
+        } else {
+            circuit.synthesize(&mut recorder)?;
+        }
         if recorder.bad_reference {
             return Err(SynthesisError::AssignmentMissing);
         }

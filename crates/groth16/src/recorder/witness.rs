@@ -1,0 +1,171 @@
+//! Witness-only recording as a constraint-system type of its own.
+//!
+//! A circuit that splits its synthesis makes its sub-systems with `ConstraintSystem::new()`,
+//! which knows nothing of the parent's mode (storage-proofs' WindowPoSt and WinningPoSt circuit
+//! synthesizes groups of sectors in parallel that way, then `extend`s them into the parent).
+//! With [`Recorder`] as the type, those sub-systems were full recorders: every gadget built
+//! and evaluated its linear combinations, and the parent then dropped them. As a type of its
+//! own, witness-only recording makes witness-only sub-systems.
+use bellpepper_core::{ConstraintSystem, LinearCombination, SynthesisError, Variable};
+use blstrs::Scalar;
+
+use super::{Recorder, RecorderMode};
+
+/// A [`Recorder`] in [`RecorderMode::WitnessOnly`] whose `new()` sub-systems are witness-only
+/// too. `enforce` only counts the constraint; its closures never run.
+#[derive(Debug)]
+pub(super) struct WitnessCs(pub(super) Recorder);
+
+impl ConstraintSystem<Scalar> for WitnessCs {
+    type Root = Self;
+
+    fn new() -> Self {
+        WitnessCs(Recorder::new(RecorderMode::WitnessOnly))
+    }
+
+    fn alloc<F, A, AR>(&mut self, annotation: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.alloc(annotation, f)
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, annotation: A, f: F) -> Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.0.alloc_input(annotation, f)
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        self.0.out.num_constraints += 1;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+
+    fn is_extensible() -> bool {
+        true
+    }
+
+    /// Appends `other`'s witness; its input 0 (its temporary ONE) is merged with ours.
+    fn extend(&mut self, other: &Self) {
+        self.0.extend(&other.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellpepper_core::Circuit;
+    use ff::Field;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Splits into `parts` sub-systems made with `CS::new()` when the system is extensible,
+    /// as storage-proofs' PoSt circuit does; counts how many `enforce` closures ran.
+    struct Split<'a> {
+        parts: u64,
+        closures: &'a AtomicUsize,
+    }
+
+    fn part<CS: ConstraintSystem<Scalar>>(
+        cs: &mut CS,
+        k: u64,
+        closures: &AtomicUsize,
+    ) -> Result<(), SynthesisError> {
+        let x = cs.alloc_input(|| "x", || Ok(Scalar::from(k + 2)))?;
+        let mut prev = cs.alloc(|| "p", || Ok(Scalar::from(k)))?;
+        let mut val = Scalar::from(k);
+        for i in 0..(3 + k) {
+            let next_val = val * Scalar::from(k + 2) + Scalar::from(i);
+            let next = cs.alloc(|| "n", || Ok(next_val))?;
+            cs.enforce(
+                || "step",
+                |lc| {
+                    closures.fetch_add(1, Ordering::Relaxed);
+                    lc + prev
+                },
+                |lc| lc + x,
+                |lc| lc + next - (Scalar::from(i), CS::one()),
+            );
+            prev = next;
+            val = next_val;
+        }
+        Ok(())
+    }
+
+    impl Circuit<Scalar> for Split<'_> {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> Result<(), SynthesisError> {
+            if !CS::is_extensible() {
+                return (0..self.parts).try_for_each(|k| part(cs, k, self.closures));
+            }
+            let mut subs = Vec::new();
+            for k in 0..self.parts {
+                let mut sub = CS::new();
+                sub.alloc_input(|| "temp ONE", || Ok(Scalar::ONE))?;
+                part(&mut sub, k, self.closures)?;
+                subs.push(sub);
+            }
+            subs.iter().for_each(|sub| cs.extend(sub));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn sub_systems_of_a_witness_only_recording_are_witness_only() {
+        let full_closures = AtomicUsize::new(0);
+        let full = Recorder::synthesize(
+            Split {
+                parts: 4,
+                closures: &full_closures,
+            },
+            RecorderMode::Full,
+        )
+        .expect("full");
+        assert!(full.is_satisfied());
+        assert_eq!(full_closures.load(Ordering::Relaxed), full.num_constraints);
+
+        let closures = AtomicUsize::new(0);
+        let w = Recorder::synthesize(
+            Split {
+                parts: 4,
+                closures: &closures,
+            },
+            RecorderMode::WitnessOnly,
+        )
+        .expect("witness");
+        assert_eq!(
+            closures.load(Ordering::Relaxed),
+            0,
+            "a witness-only recording's sub-systems built linear combinations"
+        );
+        assert_eq!(w.inputs, full.inputs);
+        assert_eq!(w.aux, full.aux);
+        assert_eq!(w.num_constraints, full.num_constraints);
+        assert!(!w.has_evaluations());
+    }
+}
