@@ -58,6 +58,36 @@ impl Matrix {
     fn bytes(&self) -> usize {
         4 * (self.row_start.capacity() + self.cols.capacity() + self.coeffs.capacity())
     }
+
+    /// Appends the rows of `other`, a sub-system's matrix: its input 0 (the sub-system's
+    /// temporary ONE) is our ONE, its other inputs follow our `inputs`, its aux follow our
+    /// `aux`, and its coefficient indices go through `remap`. False if an index overflows.
+    fn append(&mut self, other: &Matrix, remap: &[u32], inputs: usize, aux: usize) -> bool {
+        let base = self.cols.len() as u64;
+        let mut ok = true;
+        self.cols.reserve(other.cols.len());
+        for &col in &other.cols {
+            let moved = if col & AUX != 0 {
+                u64::from(col & !AUX) + aux as u64
+            } else if col == 0 {
+                0
+            } else {
+                u64::from(col) - 1 + inputs as u64
+            };
+            ok &= moved < u64::from(AUX);
+            self.cols.push(moved as u32 | (col & AUX));
+        }
+        self.coeffs
+            .extend(other.coeffs.iter().map(|&k| remap[k as usize]));
+        self.row_start
+            .reserve(other.row_start.len().saturating_sub(1));
+        for &start in other.row_start.iter().skip(1) {
+            let moved = base + u64::from(start);
+            ok &= moved < u64::from(u32::MAX);
+            self.row_start.push(moved as u32);
+        }
+        ok
+    }
 }
 
 #[derive(Debug, Default)]
@@ -111,8 +141,59 @@ struct Compiler {
     overflow: bool,
 }
 
+impl Compiler {
+    fn empty() -> Compiler {
+        let matrix = || Matrix {
+            row_start: vec![0],
+            ..Matrix::default()
+        };
+        Compiler {
+            a: matrix(),
+            b: matrix(),
+            c: matrix(),
+            table: CoeffTable::new(),
+            inputs: 0,
+            aux: 0,
+            overflow: false,
+        }
+    }
+}
+
 impl ConstraintSystem<Scalar> for Compiler {
     type Root = Self;
+
+    /// A sub-system (the circuit allocates its temporary ONE itself).
+    fn new() -> Self {
+        Compiler::empty()
+    }
+
+    /// Circuits that split their synthesis (storage-proofs' PoSt circuit: groups of sectors
+    /// in parallel) compile on every core; [`Compiler::extend`] appends in the order the
+    /// circuit's own sequential synthesis would have recorded.
+    fn is_extensible() -> bool {
+        true
+    }
+
+    fn extend(&mut self, other: &Self) {
+        let remap: Vec<u32> = other
+            .table
+            .values
+            .iter()
+            .map(|c| self.table.index(c))
+            .collect();
+        let (inputs, aux) = (self.inputs, self.aux);
+        let mut ok = true;
+        for (m, o) in [
+            (&mut self.a, &other.a),
+            (&mut self.b, &other.b),
+            (&mut self.c, &other.c),
+        ] {
+            ok &= m.append(o, &remap, inputs, aux);
+        }
+        self.inputs += other.inputs.saturating_sub(1);
+        self.aux += other.aux;
+        self.overflow |= other.overflow || !ok;
+    }
 
     fn alloc<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
     where
@@ -173,24 +254,7 @@ struct Compile;
 impl CircuitVisitor for Compile {
     type Output = std::result::Result<Compiler, SynthesisError>;
     fn visit<C: bellpepper_core::Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output {
-        let mut cs = Compiler {
-            a: Matrix {
-                row_start: vec![0],
-                ..Matrix::default()
-            },
-            b: Matrix {
-                row_start: vec![0],
-                ..Matrix::default()
-            },
-            c: Matrix {
-                row_start: vec![0],
-                ..Matrix::default()
-            },
-            table: CoeffTable::new(),
-            inputs: 0,
-            aux: 0,
-            overflow: false,
-        };
+        let mut cs = Compiler::empty();
         // ONE is input 0, as in bellperson and our recorder.
         cs.alloc_input(|| "", || Ok(Scalar::ONE))?;
         circuit.synthesize(&mut cs)?;
@@ -215,13 +279,16 @@ impl CompiledCircuit {
             partition: 0,
             message: format!("compiling {id}: {e}"),
         })?;
+        CompiledCircuit::from_compiler(&id.to_string(), cs)
+    }
+
+    fn from_compiler(name: &str, mut cs: Compiler) -> Result<CompiledCircuit> {
         if cs.overflow || cs.aux >= AUX as usize {
             return Err(FilecoinError::Synthesis {
                 partition: 0,
-                message: format!("{id} is too large for 32-bit term indices"),
+                message: format!("{name} is too large for 32-bit term indices"),
             });
         }
-        let mut cs = cs;
         // Held for as long as the SRS: give back what the vectors' growth over-allocated.
         for m in [&mut cs.a, &mut cs.b, &mut cs.c] {
             m.row_start.shrink_to_fit();
@@ -387,4 +454,105 @@ fn classify(aux: &[Scalar]) -> Vec<u8> {
             }
         });
     class
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bellpepper_core::Circuit;
+    use cuzk_groth16::{Recorder, RecorderMode};
+
+    /// `parts` independent gadgets with varied coefficients, inputs and ONE in every matrix;
+    /// in sub-systems made with `CS::new()` when `split` and the system is extensible (as
+    /// storage-proofs' PoSt circuit does), else inline.
+    #[derive(Clone, Copy)]
+    struct Parts {
+        parts: u64,
+        split: bool,
+    }
+
+    fn part<CS: ConstraintSystem<Scalar>>(
+        cs: &mut CS,
+        k: u64,
+    ) -> std::result::Result<(), SynthesisError> {
+        let x = cs.alloc_input(|| "x", || Ok(Scalar::from(k + 2)))?;
+        let mut prev = cs.alloc(|| "p", || Ok(Scalar::from(k % 2)))?;
+        let mut val = Scalar::from(k % 2);
+        for i in 0..(4 + k) {
+            let coeff = Scalar::from(3 + (i + k) % 5);
+            let next_val = val * Scalar::from(k + 2) * coeff + Scalar::from(i);
+            let next = cs.alloc(|| "n", || Ok(next_val))?;
+            cs.enforce(
+                || "step",
+                |lc| lc + (coeff, prev),
+                |lc| lc + x,
+                |lc| lc + next - (Scalar::from(i), CS::one()),
+            );
+            prev = next;
+            val = next_val;
+        }
+        cs.enforce(
+            || "one",
+            |lc| lc + CS::one(),
+            |lc| lc + CS::one() + x,
+            |lc| lc + x + CS::one(),
+        );
+        Ok(())
+    }
+
+    impl Circuit<Scalar> for Parts {
+        fn synthesize<CS: ConstraintSystem<Scalar>>(
+            self,
+            cs: &mut CS,
+        ) -> std::result::Result<(), SynthesisError> {
+            if !(self.split && CS::is_extensible()) {
+                return (0..self.parts).try_for_each(|k| part(cs, k));
+            }
+            let mut subs = Vec::new();
+            for k in 0..self.parts {
+                let mut sub = CS::new();
+                sub.alloc_input(|| "temp ONE", || Ok(Scalar::ONE))?;
+                part(&mut sub, k)?;
+                subs.push(sub);
+            }
+            subs.iter().for_each(|sub| cs.extend(sub));
+            Ok(())
+        }
+    }
+
+    fn compile(circuit: Parts) -> CompiledCircuit {
+        let cs = Compile.visit(circuit).expect("compile");
+        CompiledCircuit::from_compiler("parts", cs).expect("compiled")
+    }
+
+    #[test]
+    fn a_circuit_compiled_in_sub_systems_evaluates_as_its_full_recording() {
+        for parts in [1, 3, 6] {
+            let full = Recorder::synthesize(
+                Parts {
+                    parts,
+                    split: false,
+                },
+                RecorderMode::Full,
+            )
+            .expect("full");
+            assert!(full.is_satisfied());
+            for split in [false, true] {
+                let compiled = compile(Parts { parts, split });
+                assert_eq!(compiled.num_constraints(), full.num_constraints);
+                let witness =
+                    Recorder::synthesize(Parts { parts, split }, RecorderMode::WitnessOnly)
+                        .expect("witness");
+                let got = compiled.evaluate(witness).expect("evaluate");
+                assert_eq!(got.inputs, full.inputs, "parts {parts} split {split}");
+                assert_eq!(got.aux, full.aux);
+                assert_eq!(got.a, full.a, "parts {parts} split {split}");
+                assert_eq!(got.b, full.b);
+                assert_eq!(got.c, full.c);
+                assert_eq!(got.a_aux_density, full.a_aux_density);
+                assert_eq!(got.b_input_density, full.b_input_density);
+                assert_eq!(got.b_aux_density, full.b_aux_density);
+            }
+        }
+    }
 }

@@ -18,13 +18,15 @@ use crate::request::ProofRequest;
 /// Plans Filecoin requests; parameters are read from one directory in Filecoin's layout
 /// (`v28-….params`).
 ///
-/// Synthesis: by default the constraint matrices of PoRep and SnapDeals circuits are compiled
-/// once from the blank circuit when their SRS loads ([`Planner::prepare`]; held and reserved
-/// with the SRS), and every partition is then synthesized witness-only and evaluated against
-/// them ([`CompiledCircuit`]): 1.70× bellperson's synthesis on porep-2k against 1.08× for
-/// full recording (bench/RESULTS.md). PoSt circuits are dominated by their own witness
-/// computation (Poseidon), where the evaluation pass costs more than it saves (0.92×), so they
-/// are recorded in full, as is everything when compiling is off or failed.
+/// Synthesis: by default the constraint matrices of the PoRep, SnapDeals and WinningPoSt
+/// circuits are compiled once from the blank circuit when their SRS loads
+/// ([`Planner::prepare`]; held and reserved with the SRS), and every partition is then
+/// synthesized witness-only and evaluated against them ([`CompiledCircuit`]): 1.75×
+/// bellperson's synthesis on porep-2k, 1.35× on winning-2k, against ~1.0× for full recording
+/// (bench/RESULTS.md). WindowPoSt is recorded in full for now: compiled it is 1.17× at 2 KiB,
+/// but at 32 GiB its matrices would hold ~11.5 GB of host memory for as long as its SRS is
+/// loaded, and neither that nor the compile's time has been measured there yet. Everything is
+/// recorded in full when compiling is off or failed.
 ///
 /// The job-level verifier is filecoin-proofs' own, which reads the `.vk` files from
 /// `FIL_PROOFS_PARAMETER_CACHE` (read once per process by filecoin-proofs); keep that
@@ -46,7 +48,7 @@ impl FilecoinPlanner {
         }
     }
 
-    /// Whether PoRep and SnapDeals circuits are compiled when their SRS loads (default true).
+    /// Whether circuits are compiled when their SRS loads (default true).
     pub fn with_compiled(mut self, compile: bool) -> FilecoinPlanner {
         self.compile = compile;
         self
@@ -55,7 +57,7 @@ impl FilecoinPlanner {
     /// Whether the circuit `id` is synthesized through compiled matrices.
     pub fn compiles(&self, id: CircuitId) -> bool {
         use cuzk_filecoin::CircuitKind::*;
-        self.compile && matches!(id.kind, PoRep | Snap)
+        self.compile && matches!(id.kind, PoRep | Snap | WinningPost)
     }
 
     /// A planner reading parameters from `$FIL_PROOFS_PARAMETER_CACHE` (else
@@ -172,8 +174,9 @@ impl Planner for FilecoinPlanner {
         Ok(files.params_path(&self.param_dir))
     }
 
-    /// The compiled matrices: 8 bytes a term, ~6 terms a constraint in the Filecoin circuits
-    /// (porep: 5.55, snap: 5.49), row starts, and the densities.
+    /// The compiled matrices: 8 bytes a term, ~6 terms a constraint in PoRep and SnapDeals
+    /// (porep: 5.55, snap: 5.49), ~10 in the Poseidon-heavy PoSt circuits (winning-2k:
+    /// 9.5), row starts, and the densities.
     fn prepare_size_hint(&self, circuit_id: &str) -> u64 {
         let Ok(id) = circuit_id.parse::<CircuitId>() else {
             return 0;
@@ -183,7 +186,11 @@ impl Planner for FilecoinPlanner {
         }
         let e = MemoryEstimate::for_circuit(id);
         let (c, i, a) = (e.constraints as u64, e.inputs as u64, e.aux as u64);
-        c * (6 * 8 + 3 * 4) + (2 * a + i).div_ceil(8)
+        let terms = match id.kind {
+            cuzk_filecoin::CircuitKind::PoRep | cuzk_filecoin::CircuitKind::Snap => 6,
+            _ => 10,
+        };
+        c * (terms * 8 + 3 * 4) + (2 * a + i).div_ceil(8)
     }
 
     fn prepare(&self, circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
@@ -242,26 +249,29 @@ mod tests {
     }
 
     #[test]
-    fn porep_and_snap_circuits_are_compiled_within_their_size_hint_post_is_not() {
+    fn porep_snap_and_winning_circuits_are_compiled_within_their_size_hint() {
         let p = FilecoinPlanner::new(PathBuf::from("/nonexistent"));
-        let hint = p.prepare_size_hint("snap-2k");
-        let prepared = p.prepare("snap-2k").unwrap().expect("snap is compiled");
-        let compiled = prepared
-            .data
-            .downcast_ref::<CompiledCircuit>()
-            .expect("a CompiledCircuit");
-        assert_eq!(compiled.num_constraints(), 1_705_039);
-        assert_eq!(prepared.bytes, compiled.heap_bytes() as u64);
-        // The hint sizes the SRS reservation: an upper bound, not wildly above.
-        assert!(
-            prepared.bytes <= hint && prepared.bytes * 2 > hint,
-            "{} vs hint {hint}",
-            prepared.bytes
-        );
-        assert!(p.prepare("winning-2k").unwrap().is_none());
+        for (circuit, constraints) in [("snap-2k", 1_705_039), ("winning-2k", 90_750)] {
+            let hint = p.prepare_size_hint(circuit);
+            let prepared = p.prepare(circuit).unwrap().expect("compiled");
+            let compiled = prepared
+                .data
+                .downcast_ref::<CompiledCircuit>()
+                .expect("a CompiledCircuit");
+            assert_eq!(compiled.num_constraints(), constraints, "{circuit}");
+            assert_eq!(prepared.bytes, compiled.heap_bytes() as u64);
+            // The hint sizes the SRS reservation: an upper bound, not wildly above.
+            assert!(
+                prepared.bytes <= hint && prepared.bytes * 2 > hint,
+                "{circuit}: {} vs hint {hint}",
+                prepared.bytes
+            );
+        }
+        assert!(p.prepare("wpost-2k").unwrap().is_none());
         assert_eq!(p.prepare_size_hint("wpost-2k"), 0);
         let off = FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_compiled(false);
         assert!(off.prepare("snap-2k").unwrap().is_none());
+        assert!(off.prepare("winning-2k").unwrap().is_none());
         assert_eq!(off.prepare_size_hint("porep-2k"), 0);
         assert!(matches!(
             p.prepare("porep-3g"),
