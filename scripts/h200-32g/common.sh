@@ -7,14 +7,16 @@ vmhwm() { local p; p=$(pgrep -x cuzk | head -1); [ -n "$p" ] && grep -E "VmHWM|V
 gpu_sample() { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 > /tmp/smi-$1.csv 2>/dev/null & echo $! > /tmp/smi.pid; }
 gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>/dev/null; true; }
 smi_summary() { awk -F', ' '{u=$2+0; n++; s+=u; if(u==0)z++} END {if(n) printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%\n", FILENAME, n, s/n, z}' "$1"; }
-# start_daemon CIRCUIT LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, CIRCUIT preloaded,
-# TIMING-ONLY allowed, the memory budget $BUDGET when set), starts the daemon in its own
-# session and waits for the preload until LIMIT seconds after $T0.
+# start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
+# preloaded, TIMING-ONLY allowed, the memory budget $BUDGET when set), starts the daemon in its
+# own session and waits for every preload until LIMIT seconds after $T0.
 start_daemon() {
+  local c list="" n=0
+  for c in $1; do list="${list:+$list, }\"$c\""; n=$((n + 1)); done
   cat > /tmp/cuzk.toml <<EOT
 [srs]
 params_dir = "/tmp/p32"
-preload = ["$1"]
+preload = [$list]
 [allow]
 timing_only = true
 EOT
@@ -22,7 +24,8 @@ EOT
   echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
   setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464 > /tmp/daemon.log 2>&1 < /dev/null &
   while [ $(( $(date +%s) - T0 )) -lt $2 ]; do
-    if grep -q "SRS loaded\|preload.*fail\|rror" /tmp/daemon.log 2>/dev/null; then break; fi
+    local got; got=$(grep -c "SRS loaded" /tmp/daemon.log 2>/dev/null)
+    if [ "${got:-0}" -ge $n ] || grep -q "preload.*fail\|rror" /tmp/daemon.log 2>/dev/null; then break; fi
     sleep 2
   done
 }

@@ -22,10 +22,7 @@ gen)
   ;;
 run)
   export BUDGET=${BUDGET:-84GiB}
-  start_daemon 'porep-32g", "snap-32g' 300
-  while [ "$(grep -c 'preloaded SRS' /tmp/daemon.log)" -lt 2 ] && [ $(( $(date +%s) - T0 )) -lt 320 ]; do
-    grep -q "preload.*fail\|rror" /tmp/daemon.log && break; sleep 2
-  done
+  start_daemon "porep-32g snap-32g" 320
   grep -E "WARN|ERROR|SRS|compiled|resident|stream|evict|budget" /tmp/daemon.log | cut -c1-300 | tail -14
   $D/cuzk status 2>&1 | head -30; vmhwm; save
   echo "== bench single -k snap ($(( $(date +%s) - T0 )) s in)"

@@ -141,8 +141,11 @@ struct Compiler {
     overflow: bool,
 }
 
-impl Compiler {
-    fn empty() -> Compiler {
+impl ConstraintSystem<Scalar> for Compiler {
+    type Root = Self;
+
+    /// An empty system: no input yet (the root allocates ONE, a sub-system its temporary ONE).
+    fn new() -> Self {
         let matrix = || Matrix {
             row_start: vec![0],
             ..Matrix::default()
@@ -156,15 +159,6 @@ impl Compiler {
             aux: 0,
             overflow: false,
         }
-    }
-}
-
-impl ConstraintSystem<Scalar> for Compiler {
-    type Root = Self;
-
-    /// A sub-system (the circuit allocates its temporary ONE itself).
-    fn new() -> Self {
-        Compiler::empty()
     }
 
     /// Circuits that split their synthesis (storage-proofs' PoSt circuit: groups of sectors
@@ -254,7 +248,7 @@ struct Compile;
 impl CircuitVisitor for Compile {
     type Output = std::result::Result<Compiler, SynthesisError>;
     fn visit<C: bellpepper_core::Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output {
-        let mut cs = Compiler::empty();
+        let mut cs = Compiler::new();
         // ONE is input 0, as in bellperson and our recorder.
         cs.alloc_input(|| "", || Ok(Scalar::ONE))?;
         circuit.synthesize(&mut cs)?;

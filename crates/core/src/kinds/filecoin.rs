@@ -186,8 +186,9 @@ impl Planner for FilecoinPlanner {
         }
         let e = MemoryEstimate::for_circuit(id);
         let (c, i, a) = (e.constraints as u64, e.inputs as u64, e.aux as u64);
+        use cuzk_filecoin::CircuitKind::{PoRep, Snap};
         let terms = match id.kind {
-            cuzk_filecoin::CircuitKind::PoRep | cuzk_filecoin::CircuitKind::Snap => 6,
+            PoRep | Snap => 6,
             _ => 10,
         };
         c * (terms * 8 + 3 * 4) + (2 * a + i).div_ceil(8)

@@ -12,7 +12,7 @@ use blstrs::Scalar;
 use super::{Recorder, RecorderMode};
 
 /// A [`Recorder`] in [`RecorderMode::WitnessOnly`] whose `new()` sub-systems are witness-only
-/// too. `enforce` only counts the constraint; its closures never run.
+/// too.
 #[derive(Debug)]
 pub(super) struct WitnessCs(pub(super) Recorder);
 
@@ -41,7 +41,8 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         self.0.alloc_input(annotation, f)
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
+    /// Counts the constraint (the witness-only recorder runs none of the closures).
+    fn enforce<A, AR, LA, LB, LC>(&mut self, annotation: A, a: LA, b: LB, c: LC)
     where
         A: FnOnce() -> AR,
         AR: Into<String>,
@@ -49,7 +50,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
         LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
     {
-        self.0.out.num_constraints += 1;
+        self.0.enforce(annotation, a, b, c);
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
