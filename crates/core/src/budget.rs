@@ -12,6 +12,14 @@
 //! CRITICAL acquires only ([`MemoryBudget::limit_for`]), so a WinningPoSt arriving while bulk
 //! work fills the budget does not wait for a bulk partition to finish (on the H200 under a
 //! 32 GiB PoRep load of 30 jobs it waited 7 s for memory before this).
+//!
+//! Reclaiming: a waiter that does not fit hands the reclaimer a [`Pressure`]. Its `backlog`
+//! (what every waiter together lacks) frees what is cheap to make again; its `unavoidable`
+//! (what the first in line lacks even once every working set in flight has come back) frees
+//! what waiting cannot replace, such as a recently used SRS, whose reload at 32 GiB costs
+//! minutes. When a grant or a release leaves the head with an unavoidable shortfall, a
+//! waiter is woken to reclaim again, so a waiter that only an eviction can serve never waits
+//! for an acquire that will not come.
 use crate::error::BudgetError;
 use crate::request::Priority;
 use parking_lot::Mutex;
@@ -60,9 +68,29 @@ impl fmt::Display for Category {
     }
 }
 
-/// Called (outside the budget's lock) with a byte shortfall when a waiter cannot be served;
-/// the SRS cache uses it to evict idle entries.
-pub type Reclaimer = Arc<dyn Fn(u64) + Send + Sync>;
+/// What memory pressure asks of the reclaimer, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pressure {
+    /// What every waiter together needs beyond what is free (below the lowest waiting
+    /// priority's limit): worth freeing what is cheap to make again (kept partition buffers)
+    /// and what has been idle a long time.
+    pub backlog: u64,
+    /// What the first waiter in line needs beyond what is free plus the working sets in flight
+    /// (those not held by a waiter), which come back as their partitions end. Waiting cannot
+    /// provide it: something idle must go now, however recently it was used.
+    pub unavoidable: u64,
+}
+
+impl Pressure {
+    /// Whether anything is asked for.
+    pub fn is_none(self) -> bool {
+        self.backlog == 0 && self.unavoidable == 0
+    }
+}
+
+/// Called (outside the budget's lock) with the [`Pressure`] when a waiter cannot be served;
+/// the engine's frees kept buffers and evicts idle SRSs.
+pub type Reclaimer = Arc<dyn Fn(Pressure) + Send + Sync>;
 
 /// A point-in-time view of the budget.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,6 +116,9 @@ type WaiterKey = (Reverse<Priority>, u64);
 struct Waiter {
     bytes: u64,
     category: Category,
+    /// Bytes of a working set the waiter holds while it waits ([`MemoryBudget::acquire_more`]):
+    /// they do not come back until it is served.
+    held: u64,
     tx: oneshot::Sender<Result<(), BudgetError>>,
 }
 
@@ -111,6 +142,9 @@ struct Inner {
     state: Mutex<State>,
     /// Set once by the engine; `None` in a bare budget.
     reclaimer: Mutex<Option<Reclaimer>>,
+    /// Woken (one waiter) when a grant or a release leaves the head with an unavoidable
+    /// shortfall: that waiter runs the reclaimer again.
+    reclaim_again: tokio::sync::Notify,
 }
 
 /// The byte budget. Cheap to clone (an `Arc` inside).
@@ -159,6 +193,27 @@ impl State {
             let _ = w.tx.send(Ok(()));
         }
     }
+
+    /// What the waiters lack ([`Pressure`]).
+    fn pressure(&self, limits: Limits) -> Pressure {
+        let Some((&(Reverse(head_priority), _), head)) = self.waiters.iter().next() else {
+            return Pressure::default();
+        };
+        let waiting: u64 = self.waiters.values().map(|w| w.bytes).sum();
+        let lowest_limit = self
+            .waiters
+            .keys()
+            .map(|&(Reverse(p), _)| limits.of(p))
+            .min()
+            .unwrap_or(limits.total);
+        let held: u64 = self.waiters.values().map(|w| w.held).sum();
+        let in_flight = self.by_cat[Category::WorkingSet.idx()].saturating_sub(held);
+        let free = limits.of(head_priority).saturating_sub(self.reserved);
+        Pressure {
+            backlog: (self.reserved + waiting).saturating_sub(lowest_limit),
+            unavoidable: head.bytes.saturating_sub(free + in_flight),
+        }
+    }
 }
 
 /// The bytes each priority may fill the budget up to.
@@ -201,6 +256,7 @@ impl MemoryBudget {
                     closed: false,
                 }),
                 reclaimer: Mutex::new(None),
+                reclaim_again: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -326,6 +382,34 @@ impl MemoryBudget {
         category: Category,
         priority: Priority,
     ) -> Result<Reservation, BudgetError> {
+        self.acquire_beside(0, bytes, category, priority).await
+    }
+
+    /// [`MemoryBudget::acquire`] of `bytes` more of `held`'s category by the holder of `held`
+    /// (a kept buffer set that needs more): while it waits, `held` is not counted as coming
+    /// back ([`Pressure::unavoidable`]). Returns the new bytes only; the caller merges them.
+    pub async fn acquire_more(
+        &self,
+        held: &Reservation,
+        bytes: u64,
+        priority: Priority,
+    ) -> Result<Reservation, BudgetError> {
+        let held_bytes = if held.category == Category::WorkingSet {
+            held.bytes
+        } else {
+            0
+        };
+        self.acquire_beside(held_bytes, bytes, held.category, priority)
+            .await
+    }
+
+    async fn acquire_beside(
+        &self,
+        held: u64,
+        bytes: u64,
+        category: Category,
+        priority: Priority,
+    ) -> Result<Reservation, BudgetError> {
         let total = self.limit_for(priority);
         if bytes > total {
             return Err(BudgetError::TooLarge {
@@ -333,7 +417,7 @@ impl MemoryBudget {
                 budget: total,
             });
         }
-        let (rx, key, shortfall) = {
+        let (rx, key, pressure) = {
             let mut st = self.inner.state.lock();
             if st.closed {
                 return Err(BudgetError::Closed);
@@ -354,14 +438,14 @@ impl MemoryBudget {
                 Waiter {
                     bytes,
                     category,
+                    held,
                     tx,
                 },
             );
             // Ahead of waiters that do not fit (a lower priority's, below the urgent
             // reserve), this one may fit now.
             st.grant(self.limits());
-            let waiting: u64 = st.waiters.values().map(|w| w.bytes).sum();
-            (rx, key, (st.reserved + waiting).saturating_sub(total))
+            (rx, key, st.pressure(self.limits()))
         };
         let mut guard = PendingAcquire {
             budget: self,
@@ -370,10 +454,16 @@ impl MemoryBudget {
             category,
             rx: Some(rx),
         };
-        self.reclaim(shortfall);
-        let res = match guard.rx.as_mut() {
-            Some(rx) => rx.await,
-            None => return Err(BudgetError::Closed),
+        self.reclaim(pressure);
+        let res = loop {
+            let again = self.inner.reclaim_again.notified();
+            let Some(rx) = guard.rx.as_mut() else {
+                return Err(BudgetError::Closed);
+            };
+            tokio::select! {
+                r = rx => break r,
+                () = again => self.reclaim(self.pressure()),
+            }
         };
         guard.rx = None;
         match res {
@@ -387,29 +477,20 @@ impl MemoryBudget {
         }
     }
 
-    /// Asks the reclaimer (if any) to free `shortfall` bytes.
-    pub fn reclaim(&self, shortfall: u64) {
-        if shortfall == 0 {
+    /// Asks the reclaimer (if any) for what `pressure` lacks.
+    pub fn reclaim(&self, pressure: Pressure) {
+        if pressure.is_none() {
             return;
         }
         let r = self.inner.reclaimer.lock().clone();
         if let Some(r) = r {
-            r(shortfall);
+            r(pressure);
         }
     }
 
-    /// Bytes the waiters need beyond what is free now (below the limit of the lowest
-    /// priority waiting).
-    pub fn shortfall(&self) -> u64 {
-        let st = self.inner.state.lock();
-        let waiting: u64 = st.waiters.values().map(|w| w.bytes).sum();
-        let limit = st
-            .waiters
-            .keys()
-            .map(|&(Reverse(p), _)| self.limit_for(p))
-            .min()
-            .unwrap_or(self.inner.total);
-        (st.reserved + waiting).saturating_sub(limit)
+    /// What the waiters lack now ([`Pressure`]; zero when nobody waits).
+    pub fn pressure(&self) -> Pressure {
+        self.inner.state.lock().pressure(self.limits())
     }
 
     fn release(&self, bytes: u64, category: Category) {
@@ -419,6 +500,16 @@ impl MemoryBudget {
         let mut st = self.inner.state.lock();
         st.sub(bytes, category);
         st.grant(self.limits());
+        self.wake_if_unavoidable(st);
+    }
+
+    /// After a grant: if the head now lacks what waiting cannot bring, one waiter reclaims.
+    fn wake_if_unavoidable(&self, st: parking_lot::MutexGuard<'_, State>) {
+        let unavoidable = st.pressure(self.limits()).unavoidable > 0;
+        drop(st);
+        if unavoidable {
+            self.inner.reclaim_again.notify_one();
+        }
     }
 }
 
@@ -445,8 +536,9 @@ impl Drop for PendingAcquire<'_> {
                 st.sub(self.bytes, self.category);
             }
         }
-        // Whether removed or returned, the head may now fit.
+        // Whether removed or returned, the head may now fit, or a new head lack more.
         st.grant(self.budget.limits());
+        self.budget.wake_if_unavoidable(st);
     }
 }
 

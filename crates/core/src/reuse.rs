@@ -161,8 +161,8 @@ mod tests {
         let budget = MemoryBudget::new(1000);
         let pool = Arc::new(BufferPool::new(4));
         let p = pool.clone();
-        budget.set_reclaimer(Arc::new(move |n| {
-            p.reclaim(n);
+        budget.set_reclaimer(Arc::new(move |pressure: crate::budget::Pressure| {
+            p.reclaim(pressure.backlog);
         }));
         let part = budget.try_acquire(1000, Category::WorkingSet).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();

@@ -1,10 +1,16 @@
 //! The SRS cache: proving parameters loaded on demand under a reservation, ref-counted,
 //! evicted least-recently-used when idle and memory is short, with explicit preload/evict.
 //!
+//! Eviction under pressure ([`SrsCache::reclaim`]): an entry idle for at least `keep_idle`
+//! goes for the waiters' whole backlog; one used more recently goes only for what waiting
+//! cannot bring ([`Pressure::unavoidable`]). Reloading a 32 GiB SRS costs minutes (the
+//! compile of its matrices, the upload), while the partitions in flight free their working
+//! sets within tens of seconds.
+//!
 //! Tiers: *hot* entries are loaded in memory, ready for a backend; *warm* entries were loaded
 //! before and evicted (their file is likely still in the page cache, which the kernel may
 //! reclaim, so it is not reserved); *cold* entries are known ids never loaded.
-use crate::budget::{Category, MemoryBudget, Reservation};
+use crate::budget::{Category, MemoryBudget, Pressure, Reservation};
 use crate::cpu::CpuPools;
 use crate::error::EngineError;
 use crate::planner::Planner;
@@ -142,6 +148,8 @@ struct Inner {
     expect_release: bool,
     /// Loads for urgent work run on the urgent CPU pools.
     cpu: Arc<CpuPools>,
+    /// How long an idle entry is kept against the backlog ([`SrsCache::reclaim`]).
+    keep_idle: Duration,
     /// A `parking_lot` mutex: held for map updates only, never across an await or a load.
     state: Mutex<State>,
 }
@@ -195,7 +203,8 @@ impl SrsCache {
     /// reservation shrunk to what the host still holds); `expect_release` (every backend has
     /// a device of its own) says that it will, for an SRS not loaded yet
     /// ([`SrsCache::held_hint`]). A load for HIGH or CRITICAL work parses on `cpu`'s pool for
-    /// its priority.
+    /// its priority. An entry idle for less than `keep_idle` is evicted under pressure only
+    /// for what waiting cannot bring ([`SrsCache::reclaim`]).
     pub fn new(
         budget: MemoryBudget,
         planner: Arc<dyn Planner>,
@@ -203,6 +212,7 @@ impl SrsCache {
         make_resident: Option<MakeResident>,
         expect_release: bool,
         cpu: Arc<CpuPools>,
+        keep_idle: Duration,
     ) -> SrsCache {
         SrsCache {
             inner: Arc::new(Inner {
@@ -212,6 +222,7 @@ impl SrsCache {
                 expect_release: expect_release && make_resident.is_some(),
                 make_resident,
                 cpu,
+                keep_idle,
                 state: Mutex::new(State {
                     hot: HashMap::new(),
                     known: HashMap::new(),
@@ -225,9 +236,9 @@ impl SrsCache {
     /// so budget and cache do not keep each other alive).
     pub fn reclaimer(&self) -> crate::budget::Reclaimer {
         let weak = Arc::downgrade(&self.inner);
-        Arc::new(move |shortfall| {
+        Arc::new(move |pressure| {
             if let Some(inner) = weak.upgrade() {
-                SrsCache { inner }.reclaim(shortfall);
+                SrsCache { inner }.reclaim(pressure);
             }
         })
     }
@@ -459,10 +470,7 @@ impl SrsCache {
         // Its last user let go of an SRS marked for eviction: freed off the runtime.
         crate::reaper::free(evicted);
         // Memory may be short and this entry just became evictable.
-        let shortfall = self.inner.budget.shortfall();
-        if shortfall > 0 {
-            self.reclaim(shortfall);
-        }
+        self.reclaim(self.inner.budget.pressure());
     }
 
     fn remove_locked(st: &mut State, circuit_id: &str) -> Option<Entry> {
@@ -474,10 +482,15 @@ impl SrsCache {
         Some(e)
     }
 
-    /// Evicts idle entries, least recently used first, until `shortfall` bytes are freed or
-    /// none is idle. Returns the bytes freed.
-    pub fn reclaim(&self, shortfall: u64) -> u64 {
-        let evicted = self.take_idle(shortfall, true);
+    /// Evicts idle entries, least recently used first: those idle for `keep_idle` or longer
+    /// until the backlog is covered, the rest only until what waiting cannot bring is.
+    /// Released SRSs that hold almost nothing stay ([`KEEP_RELEASED_BELOW`]). Returns the
+    /// bytes freed.
+    pub fn reclaim(&self, pressure: Pressure) -> u64 {
+        if pressure.is_none() {
+            return 0;
+        }
+        let evicted = self.take_idle(Some(pressure));
         let bytes = evicted.iter().map(|e| e.reservation.bytes()).sum();
         // A waiter asking for memory runs this, on the runtime: the points are freed on
         // `cuzk-free`, each entry's before its reservation (see `crate::reaper`).
@@ -485,35 +498,47 @@ impl SrsCache {
         bytes
     }
 
-    /// Takes idle entries out of the cache, least recently used first, until they cover
-    /// `shortfall` bytes; `under_pressure` (a waiter needs memory) passes over released SRSs
-    /// that hold almost nothing ([`KEEP_RELEASED_BELOW`]).
-    fn take_idle(&self, shortfall: u64, under_pressure: bool) -> Vec<Entry> {
-        {
-            let mut st = self.inner.state.lock();
-            let mut idle: Vec<(Instant, String)> = st
-                .hot
-                .iter()
-                .filter(|(_, e)| e.refs == 0 && !(under_pressure && e.keep_under_pressure()))
-                .map(|(k, e)| (e.last_used, k.clone()))
-                .collect();
-            idle.sort();
-            let mut freed = 0;
-            let mut out = Vec::new();
-            for (_, id) in idle {
-                if freed >= shortfall {
+    /// Takes idle entries out of the cache, least recently used first: under `pressure` (a
+    /// waiter needs memory) as [`SrsCache::reclaim`] says, without it (shutdown) all of them.
+    fn take_idle(&self, pressure: Option<Pressure>) -> Vec<Entry> {
+        let mut st = self.inner.state.lock();
+        let mut idle: Vec<(Instant, String)> = st
+            .hot
+            .iter()
+            .filter(|(_, e)| e.refs == 0 && !(pressure.is_some() && e.keep_under_pressure()))
+            .map(|(k, e)| (e.last_used, k.clone()))
+            .collect();
+        idle.sort();
+        let mut freed = 0;
+        let mut out = Vec::new();
+        for (last_used, id) in idle {
+            let idle_for = last_used.elapsed();
+            let stale = idle_for >= self.inner.keep_idle;
+            if let Some(p) = pressure {
+                // Least recently used first: once one is recent, so are the rest.
+                let covers = if stale {
+                    p.backlog.max(p.unavoidable)
+                } else {
+                    p.unavoidable
+                };
+                if freed >= covers {
                     break;
                 }
-                if let Some(e) = Self::remove_locked(&mut st, &id) {
-                    freed += e.reservation.bytes();
-                    if under_pressure {
-                        tracing::info!(circuit = %id, bytes = e.reservation.bytes(), "SRS evicted under memory pressure");
-                    }
-                    out.push(e);
-                }
             }
-            out
+            if let Some(e) = Self::remove_locked(&mut st, &id) {
+                freed += e.reservation.bytes();
+                if pressure.is_some() {
+                    let why = if stale {
+                        "idle for keep_idle or longer"
+                    } else {
+                        "waiting for the partitions in flight cannot free enough"
+                    };
+                    tracing::info!(circuit = %id, bytes = e.reservation.bytes(), idle_s = idle_for.as_secs(), why, "SRS evicted under memory pressure");
+                }
+                out.push(e);
+            }
         }
+        out
     }
 
     /// Explicit eviction. Returns (was_loaded, freed_bytes); an entry in use is marked to be
@@ -536,7 +561,7 @@ impl SrsCache {
 
     /// Evicts every idle entry (shutdown). Returns bytes freed.
     pub fn evict_all_idle(&self) -> u64 {
-        let evicted = self.take_idle(u64::MAX, false);
+        let evicted = self.take_idle(None);
         evicted.iter().map(|e| e.reservation.bytes()).sum()
     }
 

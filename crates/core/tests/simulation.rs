@@ -3,10 +3,8 @@
 //! requests, shutdown.
 mod common;
 
-use common::{fake_srs, sim_config, FakeBackend, FakePlanner};
-use cuzk_core::{
-    Category, Engine, EngineError, JobState, Priority, ProofKind, ProofRequest, WorkingSetEstimate,
-};
+use common::{fake_srs, partition_worth, sim_config, FakeBackend, FakePlanner};
+use cuzk_core::{Category, Engine, EngineError, JobState, Priority, ProofKind, ProofRequest};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,15 +26,6 @@ fn unadmitted(e: &Engine, job: &str) -> Vec<usize> {
         .filter(|r| r.job_id == job && r.admitted.is_none())
         .map(|r| r.partition)
         .collect()
-}
-
-/// The most one partition of `planner`'s shape reserves at once (before and after calibration).
-fn partition_worth(planner: &FakePlanner) -> u64 {
-    let (c, i, a) = planner.shape();
-    let hinted = WorkingSetEstimate::from_shape(c, i, a).admission_bytes();
-    let measured = WorkingSetEstimate::from_synthesized(&FakePlanner::synthesized(planner.shape()))
-        .admission_bytes();
-    hinted.max(measured)
 }
 
 fn engine(planner: FakePlanner, backend: Arc<FakeBackend>, budget_partitions: u64) -> Engine {
@@ -415,66 +404,6 @@ async fn duplicate_request_id_returns_the_same_job() {
     assert!(!p.already_loaded);
     assert!(e.preload_srs("fake").await.unwrap().already_loaded);
     e.shutdown(Duration::from_secs(5)).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn idle_srs_is_evicted_lru_when_another_needs_the_room() {
-    let planner = FakePlanner {
-        partitions: 3,
-        constraints: 1024,
-        synth: Duration::from_millis(1),
-        srs_points: 60_000,
-        live: Default::default(),
-    };
-    let srs = fake_srs(planner.srs_points).size_bytes();
-    let worth = partition_worth(&planner);
-    // Room for one SRS and a half, plus two partitions: two SRSs never fit together.
-    assert!(srs / 2 > 2 * worth);
-    let budget = srs + srs / 2 + 2 * worth;
-    let e = Engine::new(
-        sim_config(budget),
-        vec![Arc::new(FakeBackend::new(2, 0))],
-        Arc::new(planner),
-    )
-    .unwrap();
-    let mut ids = Vec::new();
-    for i in 0..6 {
-        let mut r = req(i, Priority::Normal);
-        if i % 2 == 1 {
-            r.vanilla_proof = b"other".to_vec();
-        }
-        ids.push(e.submit(r).unwrap().job_id);
-    }
-    for id in &ids {
-        let o = e.wait(id, Some(Duration::from_secs(30))).await.unwrap();
-        assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
-    }
-    let s = e.status();
-    assert!(s.budget.peak <= s.budget.total);
-    let tiers: Vec<(String, cuzk_core::SrsTier)> = s
-        .srs
-        .iter()
-        .map(|x| (x.circuit_id.clone(), x.tier))
-        .collect();
-    println!("{tiers:?}");
-    assert_eq!(
-        s.srs
-            .iter()
-            .filter(|x| x.tier == cuzk_core::SrsTier::Hot)
-            .count(),
-        1,
-        "{tiers:?}"
-    );
-    assert_eq!(
-        s.srs
-            .iter()
-            .filter(|x| x.tier == cuzk_core::SrsTier::Warm)
-            .count(),
-        1,
-        "{tiers:?}"
-    );
-    e.shutdown(Duration::from_secs(5)).await;
-    assert_eq!(e.budget().reserved(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

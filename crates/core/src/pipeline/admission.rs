@@ -121,8 +121,16 @@ pub(crate) async fn admit(
     let res = match (kept_res, more) {
         (Some(r), 0) => Ok(r),
         (kept_res, more) => {
+            // Holding a kept set while waiting for more: the budget must not count that set
+            // as coming back (see `Pressure::unavoidable`).
+            let acquire = async {
+                match kept_res.as_ref() {
+                    Some(kept) => sh.budget.acquire_more(kept, more, prio).await,
+                    None => sh.budget.acquire(more, Category::WorkingSet, prio).await,
+                }
+            };
             let r = tokio::select! {
-                r = sh.budget.acquire(more, Category::WorkingSet, prio) => r,
+                r = acquire => r,
                 _ = p.job.wait_cancelled() => return None,
             };
             r.map(|extra| match kept_res {

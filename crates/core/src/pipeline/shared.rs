@@ -5,7 +5,7 @@
 //! Also the failure path of every stage, [`Partition::fail`]: failing a job drops its queued
 //! partitions, so it lives beside the queue.
 use super::partition::{Circuit, InFlight, Partition, Planned};
-use crate::budget::{Category, MemoryBudget};
+use crate::budget::{Category, MemoryBudget, Pressure};
 use crate::config::Config;
 use crate::cpu::CpuPools;
 use crate::error::EngineError;
@@ -346,16 +346,20 @@ impl Shared {
             make_resident,
             on_devices,
             cpu.clone(),
+            config.srs_keep_idle,
         );
         let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
         {
             // Kept partition buffers go first (cheap to make again), then idle SRSs.
             let (pool, evict_srs) = (Arc::downgrade(&buffers), srs.reclaimer());
-            budget.set_reclaimer(Arc::new(move |shortfall| {
-                let freed = pool.upgrade().map_or(0, |p| p.reclaim(shortfall));
-                if freed < shortfall {
-                    evict_srs(shortfall - freed);
-                }
+            // The kept sets count as coming back (in flight), so freeing them leaves what
+            // waiting cannot bring as it was.
+            budget.set_reclaimer(Arc::new(move |p: Pressure| {
+                let freed = pool.upgrade().map_or(0, |pool| pool.reclaim(p.backlog));
+                evict_srs(Pressure {
+                    backlog: p.backlog.saturating_sub(freed),
+                    unavoidable: p.unavoidable,
+                });
             }));
         }
         for id in &config.preload {

@@ -6,6 +6,15 @@ use cuzk_groth16::{G1Affine, G2Affine, VerifyingKey};
 use group::prime::PrimeCurveAffine;
 use std::path::PathBuf;
 
+/// The keep-idle window of most tests: longer than any test runs.
+const KEEP: Duration = Duration::from_secs(600);
+
+/// Pressure that asks for everything.
+const ALL: Pressure = Pressure {
+    backlog: u64::MAX,
+    unavoidable: u64::MAX,
+};
+
 /// Knows one circuit, `ok`, with a one-point SRS.
 struct OneCircuit;
 
@@ -73,6 +82,7 @@ async fn loads_for_urgent_work_run_on_the_urgent_pool() {
             None,
             false,
             Arc::new(CpuPools::new(1).unwrap()),
+            KEEP,
         );
         drop(cache.get("ok", prio).await.unwrap());
         let names = planner.0.lock().clone();
@@ -97,6 +107,7 @@ async fn unknown_ids_leave_nothing_behind_and_loads_clean_up() {
         None,
         false,
         Default::default(),
+        KEEP,
     );
     for i in 0..1000 {
         let id = format!("{i}-{}", "x".repeat(1000));
@@ -140,10 +151,11 @@ async fn a_released_srs_holding_almost_nothing_is_kept_under_pressure() {
         Some(everywhere),
         false,
         Default::default(),
+        KEEP,
     );
     drop(released.get("ok", Priority::Normal).await.unwrap());
     assert!(released.status()[0].host_released);
-    assert_eq!(released.reclaim(1 << 30), 0);
+    assert_eq!(released.reclaim(ALL), 0);
     assert_eq!(released.status()[0].tier, SrsTier::Hot);
     // Evicting everything idle (shutdown) still takes it.
     assert!(released.evict_all_idle() > 0);
@@ -156,9 +168,45 @@ async fn a_released_srs_holding_almost_nothing_is_kept_under_pressure() {
         None,
         false,
         Default::default(),
+        KEEP,
     );
     drop(kept.get("ok", Priority::Normal).await.unwrap());
     assert!(!kept.status()[0].host_released);
-    assert!(kept.reclaim(1 << 30) > 0);
+    assert!(kept.reclaim(ALL) > 0);
     assert_eq!(kept.status()[0].tier, SrsTier::Warm);
+}
+
+/// Seen on the H200 (budget 84 GiB, porep-32g and snap-32g preloaded): a SnapDeals proof's
+/// backlog evicted the PoRep SRS idle for 2 s, and the next PoRep proof waited 151 s for its
+/// reload. A recently used SRS goes only for what waiting cannot bring; one idle for
+/// `keep_idle` goes for the backlog.
+#[tokio::test]
+async fn a_recently_used_srs_goes_only_when_waiting_cannot_help() {
+    for (keep_idle, backlog_evicts) in [(KEEP, false), (Duration::ZERO, true)] {
+        let cache = SrsCache::new(
+            MemoryBudget::new(1 << 30),
+            Arc::new(OneCircuit),
+            true,
+            None,
+            false,
+            Default::default(),
+            keep_idle,
+        );
+        drop(cache.get("ok", Priority::Normal).await.unwrap());
+        let backlog = Pressure {
+            backlog: 1 << 30,
+            unavoidable: 0,
+        };
+        let freed = cache.reclaim(backlog);
+        assert_eq!(freed > 0, backlog_evicts, "keep_idle {keep_idle:?}");
+        if !backlog_evicts {
+            assert_eq!(cache.status()[0].tier, SrsTier::Hot);
+            let unavoidable = Pressure {
+                backlog: 1 << 30,
+                unavoidable: 1,
+            };
+            assert!(cache.reclaim(unavoidable) > 0);
+        }
+        assert_eq!(cache.status()[0].tier, SrsTier::Warm);
+    }
 }

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use cuzk_core::{Config, EngineError, JobPlan, PartitionPlan, Planner, ProofRequest};
+use cuzk_core::{
+    Config, EngineError, JobPlan, PartitionPlan, Planner, ProofRequest, WorkingSetEstimate,
+};
 use cuzk_groth16::prover::PendingG2;
 use cuzk_groth16::{Pending, Proof, ProveError, ProverBackend, Srs, Synthesized, VerifyingKey};
 use group::prime::PrimeCurveAffine;
@@ -374,4 +376,13 @@ pub fn sim_config(budget: u64) -> Config {
     c.channel_capacity = 2;
     c.sample_interval = Duration::from_millis(1);
     c
+}
+
+/// The most one partition of `planner`'s shape reserves at once (before and after calibration).
+pub fn partition_worth(planner: &FakePlanner) -> u64 {
+    let (c, i, a) = planner.shape();
+    let hinted = WorkingSetEstimate::from_shape(c, i, a).admission_bytes();
+    let measured = WorkingSetEstimate::from_synthesized(&FakePlanner::synthesized(planner.shape()))
+        .admission_bytes();
+    hinted.max(measured)
 }
