@@ -102,6 +102,30 @@ impl WorkingSetEstimate {
         }
     }
 
+    /// From a measured partition, for provers whose `start` holds `start_host` bytes on the
+    /// host beyond the partition's own vectors (`ProverBackend::start_host_bytes`, counted
+    /// from this partition); `None`: the CPU prover's layout ([`Self::from_synthesized`]).
+    /// The proving phase then holds the partition and `start_host`, plus an eighth of
+    /// `start_host` for the next partitions of the circuit, whose witnesses may hold more
+    /// values that are neither 0 nor 1. A partition none of whose vectors has spare capacity
+    /// did not grow by reallocation (a doubled vector keeps its slack), so its synthesis
+    /// peaked at what it holds.
+    pub fn from_measured(s: &Synthesized, start_host: Option<u64>) -> WorkingSetEstimate {
+        let cpu = WorkingSetEstimate::from_synthesized(s);
+        let Some(extra) = start_host else {
+            return cpu;
+        };
+        let resident = cpu.measured;
+        let slack = [&s.inputs, &s.aux, &s.a, &s.b, &s.c]
+            .iter()
+            .any(|v| v.capacity() > v.len());
+        WorkingSetEstimate {
+            synthesis_peak: if slack { cpu.synthesis_peak } else { resident },
+            proving: resident + extra + extra / 8 + PROVER_SCRATCH,
+            ..cpu
+        }
+    }
+
     /// When nothing is known but the SRS size: a working set is smaller than its SRS
     /// (a 32-byte scalar per constraint and variable against 96-byte points for each).
     pub fn from_srs_size(srs_bytes: u64) -> WorkingSetEstimate {
@@ -169,13 +193,19 @@ impl Estimator {
         }
     }
 
-    /// Records a measurement the first time a circuit id is seen; returns the cached estimate.
-    pub fn calibrate(&self, circuit_id: &str, s: &Synthesized) -> WorkingSetEstimate {
+    /// Records a measurement the first time a circuit id is seen
+    /// ([`WorkingSetEstimate::from_measured`]); returns the cached estimate.
+    pub fn calibrate(
+        &self,
+        circuit_id: &str,
+        s: &Synthesized,
+        start_host: Option<u64>,
+    ) -> WorkingSetEstimate {
         *self
             .calibrated
             .lock()
             .entry(circuit_id.to_string())
-            .or_insert_with(|| WorkingSetEstimate::from_synthesized(s))
+            .or_insert_with(|| WorkingSetEstimate::from_measured(s, start_host))
     }
 
     /// All calibrated estimates.
@@ -225,8 +255,8 @@ mod tests {
     fn first_sample_is_cached() {
         let e = Estimator::default();
         assert!(e.calibrated("x").is_none());
-        let first = e.calibrate("x", &fake(100, 2, 50));
-        let second = e.calibrate("x", &fake(5000, 2, 50));
+        let first = e.calibrate("x", &fake(100, 2, 50), None);
+        let second = e.calibrate("x", &fake(5000, 2, 50), Some(1));
         assert_eq!(first, second);
         assert_eq!(e.estimate("x", Some((1, 1, 1)), false, None, 0), first);
         assert_eq!(e.estimate("x", Some((1, 1, 1)), true, None, 0), first);
@@ -267,6 +297,38 @@ mod tests {
         assert!(
             loose > 33_000_000_000 && counted < 21_500_000_000,
             "{loose} {counted}"
+        );
+    }
+
+    /// Issue 13 item 4: with a prover that pads a/b/c on its device (the CUDA backend), a
+    /// measured partition reserves itself and its `start`'s planning bytes, not the CPU
+    /// prover's padded a/b/c and converted assignments: porep-32g's 19.8 GiB (measured
+    /// 15.6 GiB) on the H200.
+    #[test]
+    fn a_device_padded_prover_reserves_the_partition_and_its_start_bytes() {
+        // snap-32g's shape scaled down: rows far from the next power of two.
+        let s = fake(81_049, 5, 80_000);
+        let cpu = WorkingSetEstimate::from_measured(&s, None);
+        assert_eq!(cpu, WorkingSetEstimate::from_synthesized(&s));
+        let extra = 12_345;
+        let dev = WorkingSetEstimate::from_measured(&s, Some(extra));
+        let resident = resident_bytes(&s);
+        assert_eq!(dev.proving, resident + extra + extra / 8 + PROVER_SCRATCH);
+        // Nothing has spare capacity: nothing grew, synthesis peaked at what it holds.
+        assert_eq!(dev.synthesis_peak, resident);
+        assert_eq!(dev.admission_bytes(), dev.proving);
+        assert!(dev.admission_bytes() < cpu.admission_bytes() * 3 / 4);
+        assert_eq!(
+            (dev.measured, dev.after_start),
+            (cpu.measured, cpu.after_start)
+        );
+        // A vector with room to spare may have doubled: the growth peak is kept.
+        let mut grown = fake(81_049, 5, 80_000);
+        grown.aux.reserve_exact(80_000);
+        let dev = WorkingSetEstimate::from_measured(&grown, Some(extra));
+        assert_eq!(
+            dev.synthesis_peak,
+            WorkingSetEstimate::from_synthesized(&grown).synthesis_peak
         );
     }
 }

@@ -43,7 +43,7 @@ pub use config::Config;
 pub use cpu::{CpuPools, URGENT_THREAD_PREFIX};
 pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
-pub use estimate::WorkingSetEstimate;
+pub use estimate::{resident_bytes, WorkingSetEstimate};
 pub use jobs::RequestPermit;
 pub use metrics::{
     current_rss_bytes, peak_rss_bytes, MemorySample, PartitionTimeline, Stage, StageGauges,

@@ -647,3 +647,48 @@ async fn a_critical_partition_is_admitted_from_the_urgent_reserve_while_bulk_fil
     e.cancel(&crit).unwrap();
     e.shutdown(Duration::from_secs(10)).await;
 }
+
+/// Issue 13 item 4: a prover that says what its `start` holds beyond a partition (the CUDA
+/// prover's MSM plans) gets exactly that reserved beside the partition while it proves, and
+/// new partitions of the circuit are admitted with that (plus an eighth), not with the CPU
+/// prover's padded a/b/c and converted assignments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prover_that_counts_its_start_bytes_gets_them_reserved_exactly() {
+    let planner = FakePlanner {
+        partitions: 1,
+        constraints: 3000,
+        synth: Duration::from_millis(1),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let shape = FakePlanner::synthesized(planner.shape());
+    let resident = cuzk_core::resident_bytes(&shape);
+    let extra = 40_000;
+    let backend = Arc::new(FakeBackend::new(400, 0).with_start_host(extra));
+    let e = Engine::new(
+        sim_config(8 * partition_worth(&planner) + fake_srs(100).size_bytes()),
+        vec![backend],
+        Arc::new(planner),
+    )
+    .unwrap();
+    let id = e.submit(req(0, Priority::Normal)).unwrap().job_id;
+    let t0 = Instant::now();
+    while e.status().stages.proving == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "never proving");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(
+        e.budget().reserved_in(Category::WorkingSet),
+        resident + extra
+    );
+    let o = e.wait(&id, Some(Duration::from_secs(30))).await.unwrap();
+    assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
+    let counted = cuzk_core::WorkingSetEstimate::from_measured(&shape, Some(extra));
+    let cpu = cuzk_core::WorkingSetEstimate::from_synthesized(&shape);
+    assert_eq!(
+        e.status().partition_memory[0].reserved,
+        counted.admission_bytes()
+    );
+    assert!(counted.admission_bytes() < cpu.admission_bytes());
+    e.shutdown(Duration::from_secs(5)).await;
+}

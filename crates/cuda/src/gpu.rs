@@ -535,6 +535,19 @@ fn pending(r: Scalar, s: Scalar, out: &ffi::COutput, hp: &HostPlan) -> Pending {
 }
 
 impl ProverBackend for CudaProver {
+    /// The MSM plans: a/b/c are padded on the device and the witness is uploaded as it is,
+    /// so planning is all that `start` adds on the host (the staging buffers are the
+    /// worker's, allocated once).
+    fn start_host_bytes(&self, circuit: &Synthesized) -> Option<u64> {
+        Some(plan::host_bytes(
+            &circuit.inputs,
+            &circuit.aux,
+            &circuit.a_aux_density,
+            &circuit.b_input_density,
+            &circuit.b_aux_density,
+        ))
+    }
+
     fn device_memory(&self) -> Option<(u64, u64)> {
         self.device_info().ok().map(|i| (i.vram_total, i.vram_free))
     }

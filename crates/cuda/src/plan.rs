@@ -356,6 +356,90 @@ pub fn plan(
     Ok(ProvePlan { l, a, b })
 }
 
+/// Host bytes [`plan`] holds at its peak for these assignments, counted from them without
+/// building the plans: the three plans it returns (each query's bitmap of ones, and a base
+/// index and a scalar for every other value, nonzero inputs included), the two class
+/// bitmaps, one query's per-chunk bitmaps while it is assembled (as large as its bitmap of
+/// ones), and the input prefixes. The CUDA backend's `start` holds this beyond the circuit
+/// (it pads a/b/c on the device), so a partition reserves it instead of the CPU prover's
+/// padded a/b/c and converted assignments. Densities that do not match the assignments'
+/// lengths are counted as full (`plan` refuses them).
+pub fn host_bytes(
+    inputs: &[Scalar],
+    aux: &[Scalar],
+    a_aux_density: &Density,
+    b_input_density: &Density,
+    b_aux_density: &Density,
+) -> u64 {
+    let (plans, transient) =
+        host_bytes_parts(inputs, aux, a_aux_density, b_input_density, b_aux_density);
+    plans + transient
+}
+
+/// [`host_bytes`] as (the plans returned, what `plan` holds only while it runs).
+fn host_bytes_parts(
+    inputs: &[Scalar],
+    aux: &[Scalar],
+    a_aux_density: &Density,
+    b_input_density: &Density,
+    b_aux_density: &Density,
+) -> (u64, u64) {
+    let classes = classify(aux);
+    let nwords = aux.len().div_ceil(64);
+    let tail = |w: usize| -> u64 {
+        let rem = aux.len() - w * 64;
+        if rem >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << rem) - 1
+        }
+    };
+    // (bases, other values) of the aux part of a query with this density.
+    let count = |d: Option<&Density>| -> (usize, usize) {
+        let d = d.filter(|d| d.words.len() == nwords);
+        (0..nwords)
+            .into_par_iter()
+            .map(|w| {
+                let dw = d.map_or(u64::MAX, |d| d.words[w]) & tail(w);
+                (
+                    dw.count_ones() as usize,
+                    (classes.other[w] & dw).count_ones() as usize,
+                )
+            })
+            .reduce(|| (0, 0), |x, y| (x.0 + y.0, x.1 + y.1))
+    };
+    let nonzero = |s: &Scalar| !bool::from(s.is_zero());
+    let b_dense = |i: usize| {
+        b_input_density
+            .words
+            .get(i / 64)
+            .is_none_or(|w| w >> (i % 64) & 1 == 1)
+    };
+    let a_inputs = inputs.iter().filter(|s| nonzero(s)).count();
+    let b_inputs = (0..inputs.len()).filter(|&i| b_dense(i)).count();
+    let b_inputs_nonzero = (0..inputs.len())
+        .filter(|&i| b_dense(i) && nonzero(&inputs[i]))
+        .count();
+    let (l_bases, l_other) = count(None);
+    let (a_bases, a_other) = count(Some(a_aux_density));
+    let (b_bases, b_other) = count(Some(b_aux_density));
+    let query = [
+        (l_bases, l_other),
+        (inputs.len() + a_bases, a_inputs + a_other),
+        (b_inputs + b_bases, b_inputs_nonzero + b_other),
+    ];
+    let ones_bytes = |bases: usize| (bases.div_ceil(64) * 8) as u64;
+    let entry = (std::mem::size_of::<u32>() + std::mem::size_of::<Scalar>()) as u64;
+    let plans: u64 = query
+        .iter()
+        .map(|&(bases, entries)| ones_bytes(bases) + entries as u64 * entry)
+        .sum();
+    let assembling = query.iter().map(|&(b, _)| ones_bytes(b)).max().unwrap_or(0);
+    let class_bitmaps = 2 * (nwords * 8) as u64;
+    let prefixes = 2 * inputs.len() as u64 * (4 + entry);
+    (plans, assembling + class_bitmaps + prefixes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,6 +518,12 @@ mod tests {
             let db = density(&mut rng, naux, pb);
             let dbi = density(&mut rng, ninputs, 60);
             let plan = plan(&inputs, &aux, &da, &dbi, &db).unwrap();
+            // What the backend reserves for planning: the plans' own bytes counted exactly.
+            let (plans, transient) = host_bytes_parts(&inputs, &aux, &da, &dbi, &db);
+            let bytes = |q: &QueryPlan| 8 * q.ones.len() + 4 * q.idx.len() + 32 * q.scalars.len();
+            let held = bytes(&plan.l) + bytes(&plan.a) + bytes(&plan.b);
+            assert_eq!(plans, held as u64, "naux {naux} ninputs {ninputs}");
+            assert!(transient >= 2 * 8 * naux.div_ceil(64) as u64);
 
             let l_bases = &pts[..naux];
             assert_eq!(plan.l.nbases, naux);

@@ -115,6 +115,15 @@ pub trait ProverBackend: Send + Sync {
         None
     }
 
+    /// Host bytes that `start` holds at its peak for `circuit` beyond the circuit's own
+    /// vectors (their capacities), for a backend whose host layout differs from the CPU
+    /// prover's: counted from this circuit, so a partition reserves what its `start` will
+    /// really hold. `None` (the default, and the CPU prover's answer): the CPU prover's layout,
+    /// a/b/c padded to the domain on the host and the assignments converted once more.
+    fn start_host_bytes(&self, _circuit: &Synthesized) -> Option<u64> {
+        None
+    }
+
     /// Makes a copy of `srs`'s points of the backend's own (e.g. in VRAM) that lasts as long as
     /// `srs` does, so that its owner may release the host copy
     /// ([`Srs::release_host_points`]). `Ok(true)` when such a copy now exists: from then on

@@ -55,9 +55,27 @@ async fn synthesize(
         crate::reaper::free((circuit, held));
         return None;
     }
-    // Calibrate on the first sample, then hold what the prover will need.
-    let est = sh.estimator.calibrate(&p.circuit_id, &circuit);
-    let hold = est.proving.max(resident_bytes(&circuit));
+    // What the provers' `start` will hold beyond the circuit, counted from it (off the
+    // runtime: a pass over the witness), unless a prover has the CPU layout.
+    let backends: Vec<_> = sh.devices.iter().map(|d| d.backend.clone()).collect();
+    let cpu = sh.cpu.clone();
+    let counted = tokio::task::spawn_blocking(move || {
+        let bytes = cpu.run(priority, || start_host_bytes(&backends, &circuit));
+        (circuit, bytes)
+    })
+    .await;
+    let (circuit, start_host) = match counted {
+        Ok(c) => c,
+        Err(e) => return p.fail(sh, "synthesis task", e),
+    };
+    // Calibrate on the first sample, then hold what the prover will need: exactly what this
+    // partition's `start` holds when the provers count it, else the calibrated estimate.
+    let est = sh.estimator.calibrate(&p.circuit_id, &circuit, start_host);
+    let resident = resident_bytes(&circuit);
+    let hold = match start_host {
+        Some(extra) => resident + extra,
+        None => est.proving.max(resident),
+    };
     let reservation = &mut held.reservation;
     if hold < reservation.bytes() {
         reservation.shrink_to(hold);
@@ -67,6 +85,21 @@ async fn synthesize(
     }
     p.tracker.to(Stage::WaitingForProver);
     Some((p.with_work(Circuit { circuit, held }), permit))
+}
+
+/// The most host bytes any prover's `start` holds beyond `circuit`
+/// (`ProverBackend::start_host_bytes`); `None` when a prover has the CPU layout, or there is
+/// none.
+fn start_host_bytes(
+    backends: &[Arc<dyn cuzk_groth16::ProverBackend>],
+    circuit: &cuzk_groth16::Synthesized,
+) -> Option<u64> {
+    let mut most = None;
+    for b in backends {
+        let bytes = b.start_host_bytes(circuit)?;
+        most = Some(most.map_or(bytes, |m: u64| m.max(bytes)));
+    }
+    most
 }
 
 /// Hands a synthesized partition to the provers' queue, holding its synthesis slot until the

@@ -52,6 +52,9 @@ pub struct FakeBackend {
     pub own_lock: bool,
     pub device_lock: Mutex<()>,
     pub device_busy_ns: AtomicU64,
+    /// What it says its `start` holds beyond a circuit (`start_host_bytes`); `None`: the CPU
+    /// prover's layout.
+    pub start_host: Option<u64>,
 }
 
 impl FakeBackend {
@@ -66,7 +69,14 @@ impl FakeBackend {
             own_lock: false,
             device_lock: Mutex::new(()),
             device_busy_ns: AtomicU64::new(0),
+            start_host: None,
         }
+    }
+
+    /// Says its `start` holds `bytes` beyond each circuit (as the CUDA prover's plans).
+    pub fn with_start_host(mut self, bytes: u64) -> FakeBackend {
+        self.start_host = Some(bytes);
+        self
     }
 
     /// Serializes the second half of `start` under a timed lock of its own (see `own_lock`).
@@ -127,6 +137,10 @@ impl FakeBackend {
 impl ProverBackend for FakeBackend {
     fn name(&self) -> String {
         "fake".into()
+    }
+
+    fn start_host_bytes(&self, _circuit: &Synthesized) -> Option<u64> {
+        self.start_host
     }
 
     fn start(
