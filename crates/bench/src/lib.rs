@@ -12,6 +12,7 @@
 //! - [`gpus`]: multi-GPU scaling of the engine (`cuzk bench gpus`; real GPUs need the `cuda`
 //!   feature).
 //! - [`demo`]: the mixed Filecoin batch through an embedded daemon (`cuzk demo`).
+//! - [`synth`]: real-size synthesis, the daemon's path against bellperson's (`cuzk bench synth`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -24,6 +25,7 @@ pub mod pipeline;
 pub mod prove;
 pub mod report;
 pub mod request_file;
+pub mod synth;
 pub mod timeline;
 pub mod verify;
 

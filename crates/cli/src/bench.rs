@@ -20,6 +20,9 @@ pub enum BenchCommand {
     Pipeline(crate::bench_pipeline::PipelineArgs),
     /// Multi-GPU scaling of the engine on PoRep-shaped partitions (TIMING-ONLY parameters).
     Gpus(crate::bench_gpus::GpusArgs),
+    /// Real-size synthesis of one partition per kind (TIMING-ONLY requests of the real
+    /// shapes, built in memory): the daemon's path on every core against bellperson's on one.
+    Synth(SynthArgs),
     /// Client benchmarks against a running daemon (`single`, `batch`, `status`, ...).
     #[command(flatten)]
     Client(crate::client_bench::ClientBenchCmd),
@@ -39,12 +42,41 @@ pub struct CpuArgs {
     pub reps: usize,
 }
 
+/// Arguments of `cuzk bench synth`.
+#[derive(Args)]
+pub struct SynthArgs {
+    /// Sector size of the TIMING-ONLY requests (32GiB, 64GiB; smaller sizes for a quick look).
+    #[arg(long, default_value = "32GiB")]
+    pub sector_size: String,
+    /// Kinds, comma separated: porep, snap, wpost, winning.
+    #[arg(long, value_delimiter = ',', default_values_t = vec!["porep".to_string(), "snap".into(), "wpost".into()])]
+    pub kinds: Vec<String>,
+    /// Seed of the requests' random values.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Skip bellperson's single-threaded synthesis (minutes a partition at 32 GiB).
+    #[arg(long)]
+    pub no_bellperson: bool,
+}
+
 /// Runs `cuzk bench`.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     match args.cmd {
         BenchCommand::Cpu(a) => Ok(cuzk_bench::cpu::run(&a.sizes, a.circuit, a.reps)?),
         BenchCommand::Pipeline(a) => crate::bench_pipeline::run(a),
         BenchCommand::Gpus(a) => crate::bench_gpus::run(a),
+        BenchCommand::Synth(a) => {
+            let opts = cuzk_bench::synth::SynthOptions {
+                sector_size: cuzk_filecoin::SectorSize::parse(&a.sector_size)?,
+                kinds: a.kinds,
+                seed: a.seed,
+                bellperson: !a.no_bellperson,
+            };
+            eprintln!("WARNING: TIMING-ONLY requests: random vanilla proofs of the real shapes, for synthesis time and memory only; no proof is made");
+            let rows = cuzk_bench::synth::run(&opts)?;
+            print!("{}", cuzk_bench::synth::table(&rows));
+            Ok(())
+        }
         BenchCommand::Client(c) => crate::client_bench::run(c),
     }
 }

@@ -80,6 +80,20 @@ fn first_job(req: &ProofRequest) -> Result<crate::partition::PartitionJob> {
     first(plan(req))
 }
 
+/// Builds partition `index` of `req` and synthesizes it with bellperson's own prover-side
+/// synthesis (its `ProvingAssignment`, freed inside), on the calling thread's rayon pool;
+/// returns the time of both. Planning is not timed.
+pub fn time_bellperson_partition(req: &ProofRequest, index: usize) -> Result<Duration> {
+    let job = crate::reference::plan(req)?
+        .take_jobs()
+        .into_iter()
+        .nth(index)
+        .ok_or_else(|| crate::error::FilecoinError::filecoin("benchmark", "no such partition"))?;
+    let t = Instant::now();
+    (job.synthesize)()?;
+    Ok(t.elapsed())
+}
+
 /// Times synthesis of the first partition of `req`, ours and bellperson's alternately,
 /// `reps` times each (the request is re-planned every time; planning is not timed).
 pub fn bench_request(req: &ProofRequest, reps: usize) -> Result<SynthBench> {

@@ -1,0 +1,227 @@
+//! `cuzk bench synth`: real-size synthesis (issue 14 item 3). One partition of each
+//! TIMING-ONLY request of the real shapes (`cuzk_filecoin::shaped`, built in memory: random
+//! but well-formed vanilla proofs, whose proofs would not verify; none is made here) is
+//! synthesized twice in one run:
+//! - as the daemon synthesizes it: the Filecoin planner's own partition closure, with the
+//!   circuit's prepared data (compiled matrices where the planner compiles, made once and
+//!   timed apart), on every core of the global rayon pool;
+//! - by bellperson's own prover-side synthesis, on a rayon pool of one thread: its rate is
+//!   per core, the comparison the issue asks for.
+//!
+//! Each side's time includes building the circuit from the vanilla proof and freeing what
+//! synthesis produced. Its peak host bytes are the growth of the process's peak RSS over
+//! its run (`/proc/self/clear_refs` resets the peak; `None` where that is not available).
+use crate::error::{invalid, Result, Step};
+use cuzk_core::kinds::filecoin::FilecoinPlanner;
+use cuzk_core::{Planner, ProofRequest, SynthesisContext};
+use cuzk_filecoin::SectorSize;
+use std::time::{Duration, Instant};
+
+/// What `cuzk bench synth` runs.
+#[derive(Clone, Debug)]
+pub struct SynthOptions {
+    /// The requests' sector size (32 GiB or 64 GiB for the real shapes).
+    pub sector_size: SectorSize,
+    /// Kinds to run, of `porep`, `snap`, `wpost`, `winning`.
+    pub kinds: Vec<String>,
+    /// Seed of the requests' random values.
+    pub seed: u64,
+    /// Also time bellperson's synthesis on one thread.
+    pub bellperson: bool,
+}
+
+/// One partition synthesized both ways.
+#[derive(Clone, Debug)]
+pub struct SynthRow {
+    /// The kind's name.
+    pub kind: String,
+    /// The partition's circuit id.
+    pub circuit_id: String,
+    /// Its constraints.
+    pub constraints: usize,
+    /// Threads our synthesis ran on.
+    pub threads: usize,
+    /// Making the circuit's prepared data (the compile of its matrices), when it has any,
+    /// and the bytes it holds.
+    pub prepare: Option<(Duration, u64)>,
+    /// Our synthesis (the daemon's path), wall.
+    pub ours: Duration,
+    /// Its peak host bytes (the prepared data excluded: it was made before).
+    pub ours_peak: Option<u64>,
+    /// bellperson's synthesis on one thread, wall, and its peak host bytes.
+    pub bellperson: Option<(Duration, Option<u64>)>,
+}
+
+impl SynthRow {
+    /// Our constraints per second per core.
+    pub fn ours_per_core(&self) -> f64 {
+        self.constraints as f64 / self.ours.as_secs_f64() / self.threads.max(1) as f64
+    }
+
+    /// bellperson's constraints per second on its one core.
+    pub fn bellperson_per_core(&self) -> Option<f64> {
+        self.bellperson
+            .map(|(t, _)| self.constraints as f64 / t.as_secs_f64())
+    }
+}
+
+/// The current and peak resident set of this process, in bytes (`VmRSS`, `VmHWM`).
+fn rss() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kb: u64 = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kb * 1024)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// Runs `f`, returning its result, its wall time and how far the peak RSS rose above the
+/// RSS at its start.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, Option<u64>) {
+    // "5" resets the peak RSS to the current RSS (proc(5), clear_refs).
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let before = rss().map(|(now, _)| now);
+    let t = Instant::now();
+    let out = f();
+    let dt = t.elapsed();
+    let peak = match (reset, before, rss()) {
+        (true, Some(b), Some((_, hwm))) => Some(hwm.saturating_sub(b)),
+        _ => None,
+    };
+    (out, dt, peak)
+}
+
+/// The engine's request for a shaped (cuzk-filecoin) one.
+fn engine_request(r: &cuzk_filecoin::ProofRequest) -> ProofRequest {
+    ProofRequest {
+        request_id: "bench-synth (TIMING-ONLY)".into(),
+        kind: r.kind,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+        ..ProofRequest::default()
+    }
+}
+
+/// Synthesizes partition 0 of each kind's TIMING-ONLY request both ways.
+pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
+    let shaped = cuzk_filecoin::shaped::requests(opts.sector_size, opts.seed)?;
+    // The planner reads no parameter file to plan or prepare.
+    let planner = FilecoinPlanner::new(std::env::temp_dir());
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .step("a one-thread pool for bellperson")?;
+    let mut rows = Vec::new();
+    for kind in &opts.kinds {
+        let req = match kind.as_str() {
+            "porep" => &shaped.porep,
+            "snap" => &shaped.snap,
+            "wpost" => &shaped.wpost,
+            "winning" => &shaped.winning,
+            k => return Err(invalid!("kind {k}: one of porep, snap, wpost, winning")),
+        };
+        let mut plan = planner.plan(engine_request(req))?;
+        if plan.partitions.is_empty() {
+            return Err(invalid!("{kind}: the plan has no partitions"));
+        }
+        let part = plan.partitions.swap_remove(0);
+        let circuit_id = part.circuit_id.clone();
+        let t = Instant::now();
+        let prepared = planner.prepare(&circuit_id)?;
+        let prepare = prepared.as_ref().map(|p| (t.elapsed(), p.bytes));
+        let ctx = SynthesisContext {
+            prepared: prepared.map(|p| p.data),
+            reuse: None,
+        };
+        let (synthesized, ours, ours_peak) = measured(|| {
+            (part.synthesize)(ctx).map(|s| {
+                let n = s.num_constraints;
+                drop(s);
+                n
+            })
+        });
+        let constraints = synthesized
+            .map_err(std::io::Error::other)
+            .with_step(|| format!("synthesizing {circuit_id}"))?;
+        let bellperson = if opts.bellperson {
+            let (r, dt, peak) = measured(|| {
+                one_thread.install(|| cuzk_filecoin::bench::time_bellperson_partition(req, 0))
+            });
+            r?;
+            Some((dt, peak))
+        } else {
+            None
+        };
+        rows.push(SynthRow {
+            kind: kind.clone(),
+            circuit_id,
+            constraints,
+            threads: rayon::current_num_threads(),
+            prepare,
+            ours,
+            ours_peak,
+            bellperson,
+        });
+    }
+    Ok(rows)
+}
+
+fn gib(b: Option<u64>) -> String {
+    b.map_or("-".into(), |b| {
+        format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+    })
+}
+
+/// The table `cuzk bench synth` prints.
+pub fn table(rows: &[SynthRow]) -> String {
+    let mut s = String::from(
+        "TIMING-ONLY requests (random vanilla proofs of the real shapes): synthesis time and memory only\n\
+         | partition | constraints | prepare (bytes) | ours: wall on N threads | ours c/s per core | ours peak | bellperson on 1 thread | bellperson c/s | bellperson peak | per-core ratio |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let prepare = r.prepare.map_or("-".into(), |(t, b)| {
+            format!("{:.1} s ({})", t.as_secs_f64(), gib(Some(b)))
+        });
+        let (bp_t, bp_rate, bp_peak, ratio) = match (r.bellperson, r.bellperson_per_core()) {
+            (Some((t, peak)), Some(rate)) => (
+                format!("{:.2} s", t.as_secs_f64()),
+                format!("{:.2} M", rate / 1e6),
+                gib(peak),
+                format!("{:.2}x", r.ours_per_core() / rate),
+            ),
+            _ => ("-".into(), "-".into(), "-".into(), "-".into()),
+        };
+        s.push_str(&format!(
+            "| {} {} | {} | {} | {:.2} s on {} | {:.2} M | {} | {} | {} | {} | {} |\n",
+            r.kind,
+            r.circuit_id,
+            r.constraints,
+            prepare,
+            r.ours.as_secs_f64(),
+            r.threads,
+            r.ours_per_core() / 1e6,
+            gib(r.ours_peak),
+            bp_t,
+            bp_rate,
+            bp_peak,
+            ratio,
+        ));
+    }
+    s
+}

@@ -1,0 +1,50 @@
+//! `cuzk bench synth` at 2 KiB: every kind's TIMING-ONLY shaped partition is synthesized the
+//! daemon's way and bellperson's, with the real circuit's constraint count on both sides.
+use cuzk_bench::synth::{run, table, SynthOptions};
+use cuzk_filecoin::{CircuitId, MemoryEstimate, SectorSize};
+
+#[test]
+fn each_kind_is_synthesized_both_ways_at_its_real_constraint_count() {
+    let kinds = ["porep", "snap", "wpost", "winning"];
+    let rows = run(&SynthOptions {
+        sector_size: SectorSize::S2KiB,
+        kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        seed: 3,
+        bellperson: true,
+    })
+    .unwrap();
+    assert_eq!(rows.len(), kinds.len());
+    for (r, kind) in rows.iter().zip(kinds) {
+        assert_eq!(r.kind, kind);
+        let id: CircuitId = r.circuit_id.parse().unwrap();
+        assert_eq!(
+            r.constraints,
+            MemoryEstimate::for_circuit(id).constraints,
+            "{kind}"
+        );
+        // The compiled kinds made their matrices first; WindowPoSt is recorded in full.
+        assert_eq!(r.prepare.is_some(), kind != "wpost", "{kind}");
+        let (t, _) = r.bellperson.expect("bellperson ran");
+        assert!(t > std::time::Duration::ZERO && r.ours_per_core() > 0.0);
+        #[cfg(target_os = "linux")]
+        assert!(r.ours_peak.is_some(), "{kind}: no peak RSS on Linux");
+    }
+    let t = table(&rows);
+    assert!(t.starts_with("TIMING-ONLY"), "{t}");
+    assert_eq!(
+        t.lines().filter(|l| l.starts_with("| ")).count(),
+        1 + kinds.len()
+    );
+}
+
+#[test]
+fn an_unknown_kind_is_refused() {
+    let e = run(&SynthOptions {
+        sector_size: SectorSize::S2KiB,
+        kinds: vec!["seal".into()],
+        seed: 3,
+        bellperson: false,
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("one of porep"), "{e}");
+}
