@@ -38,7 +38,7 @@ mod srs;
 mod status;
 mod verify;
 
-pub use budget::{BudgetSnapshot, Category, MemoryBudget, Reservation};
+pub use budget::{BudgetSnapshot, Category, MemoryBudget, Pressure, Reclaimer, Reservation};
 pub use config::Config;
 pub use cpu::{CpuPools, URGENT_THREAD_PREFIX};
 pub use engine::Engine;

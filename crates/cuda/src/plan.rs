@@ -154,6 +154,16 @@ fn check_density(d: &Density, len: usize, what: &'static str) -> Result<(), Prov
 
 /// Plans one query over the aux variables in `density` (all when `None`), after `prefix`
 /// (base index, scalar) pairs for the inputs.
+/// The bits of word `w` that lie below `len` (the last word's tail is partial).
+fn tail_mask(len: usize, w: usize) -> u64 {
+    let rem = len - w * 64;
+    if rem >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << rem) - 1
+    }
+}
+
 fn plan_query(
     aux: &[Scalar],
     classes: &Classes,
@@ -162,14 +172,7 @@ fn plan_query(
     ninputs_in_query: usize,
 ) -> QueryPlan {
     let nwords = aux.len().div_ceil(64);
-    let tail_mask = |w: usize| -> u64 {
-        let rem = aux.len() - w * 64;
-        if rem >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << rem) - 1
-        }
-    };
+    let tail_mask = |w: usize| tail_mask(aux.len(), w);
     let dens = |w: usize| -> u64 {
         match density {
             Some(d) => d.words[w] & tail_mask(w),
@@ -386,14 +389,7 @@ fn host_bytes_parts(
 ) -> (u64, u64) {
     let classes = classify(aux);
     let nwords = aux.len().div_ceil(64);
-    let tail = |w: usize| -> u64 {
-        let rem = aux.len() - w * 64;
-        if rem >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << rem) - 1
-        }
-    };
+    let tail = |w: usize| tail_mask(aux.len(), w);
     // (bases, other values) of the aux part of a query with this density.
     let count = |d: Option<&Density>| -> (usize, usize) {
         let d = d.filter(|d| d.words.len() == nwords);
