@@ -3,10 +3,12 @@
 # partition of each kind in $KINDS (default porep; one kind a call keeps it within 10 minutes:
 # porep ~5 min, snap ~4 min, wpost ~8 min with bellperson's single-threaded run) of the
 # TIMING-ONLY 32 GiB requests, synthesized the daemon's way on the 16 cores and by
-# bellperson on one thread, with each side's peak host bytes.
+# bellperson on one thread, with each side's peak host bytes. COMPILE_ALL=1: WindowPoSt also
+# through compiled matrices (KINDS=wpost NO_BELLPERSON=1 COMPILE_ALL=1: its compile and both
+# syntheses, estimated from session 7's figures to fit one call).
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 T0=$(date +%s)
 nproc; free -g | head -2
-timeout 580 $D/cuzk bench synth --sector-size 32GiB --kinds "${KINDS:-porep}" ${NO_BELLPERSON:+--no-bellperson} 2>&1 | tee $OUT/bench-synth-${KINDS:-porep}.log
+timeout 580 $D/cuzk bench synth --sector-size 32GiB --kinds "${KINDS:-porep}" ${NO_BELLPERSON:+--no-bellperson} ${COMPILE_ALL:+--compile-all} 2>&1 | tee $OUT/bench-synth-${KINDS:-porep}.log
 echo "== phase I done at $(( $(date +%s) - T0 )) s"

@@ -1,6 +1,6 @@
 //! `cuzk bench synth` at 2 KiB: every kind's TIMING-ONLY shaped partition is synthesized the
 //! daemon's way and bellperson's, with the real circuit's constraint count on both sides.
-use cuzk_bench::synth::{run, table, SynthOptions};
+use cuzk_bench::synth::{run, table, SynthOptions, SynthPath};
 use cuzk_filecoin::{CircuitId, MemoryEstimate, SectorSize};
 
 #[test]
@@ -11,10 +11,22 @@ fn each_kind_is_synthesized_both_ways_at_its_real_constraint_count() {
         kinds: kinds.iter().map(|k| k.to_string()).collect(),
         seed: 3,
         bellperson: true,
+        compile_all: true,
     })
     .unwrap();
-    assert_eq!(rows.len(), kinds.len());
-    for (r, kind) in rows.iter().zip(kinds) {
+    // WindowPoSt, recorded in full by the daemon, comes a second time through compiled
+    // matrices.
+    let (daemon, compiled): (Vec<_>, Vec<_>) =
+        rows.iter().partition(|r| r.path == SynthPath::Daemon);
+    assert_eq!(daemon.len(), kinds.len());
+    assert_eq!(compiled.len(), 1);
+    let c = compiled[0];
+    assert_eq!(
+        (c.kind.as_str(), c.constraints),
+        ("wpost", daemon[2].constraints)
+    );
+    assert!(c.prepare.is_some());
+    for (r, kind) in daemon.into_iter().zip(kinds) {
         assert_eq!(r.kind, kind);
         let id: CircuitId = r.circuit_id.parse().unwrap();
         assert_eq!(
@@ -33,8 +45,9 @@ fn each_kind_is_synthesized_both_ways_at_its_real_constraint_count() {
     assert!(t.starts_with("TIMING-ONLY"), "{t}");
     assert_eq!(
         t.lines().filter(|l| l.starts_with("| ")).count(),
-        1 + kinds.len()
+        2 + kinds.len()
     );
+    assert!(t.contains("not the daemon's path"), "{t}");
 }
 
 #[test]
@@ -44,6 +57,7 @@ fn an_unknown_kind_is_refused() {
         kinds: vec!["seal".into()],
         seed: 3,
         bellperson: false,
+        compile_all: false,
     })
     .unwrap_err();
     assert!(e.to_string().contains("one of porep"), "{e}");

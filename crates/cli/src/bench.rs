@@ -57,6 +57,10 @@ pub struct SynthArgs {
     /// Skip bellperson's single-threaded synthesis (minutes a partition at 32 GiB).
     #[arg(long)]
     pub no_bellperson: bool,
+    /// Also synthesize the kinds the daemon records in full (WindowPoSt) through compiled
+    /// matrices, in a row of their own.
+    #[arg(long)]
+    pub compile_all: bool,
 }
 
 /// Runs `cuzk bench`.
@@ -71,6 +75,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 kinds: a.kinds,
                 seed: a.seed,
                 bellperson: !a.no_bellperson,
+                compile_all: a.compile_all,
             };
             eprintln!("WARNING: TIMING-ONLY requests: random vanilla proofs of the real shapes, for synthesis time and memory only; no proof is made");
             let rows = cuzk_bench::synth::run(&opts)?;
