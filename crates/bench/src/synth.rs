@@ -15,9 +15,10 @@
 //! synthesis produced. Its peak host bytes are the growth of the process's peak RSS over
 //! its run (`/proc/self/clear_refs` resets the peak; `None` where that is not available).
 use crate::error::{invalid, Result, Step};
-use cuzk_core::kinds::filecoin::FilecoinPlanner;
-use cuzk_core::{Planner, ProofRequest, SynthesisContext};
+use cuzk_core::kinds::filecoin::{from_filecoin_request, FilecoinPlanner};
+use cuzk_core::{Planner, SynthesisContext};
 use cuzk_filecoin::SectorSize;
+use cuzk_groth16::Synthesized;
 use std::time::{Duration, Instant};
 
 /// What `cuzk bench synth` runs.
@@ -114,24 +115,14 @@ fn measured<T>(f: impl FnOnce() -> T) -> (T, Duration, Option<u64>) {
     (out, dt, peak)
 }
 
-/// The engine's request for a shaped (cuzk-filecoin) one.
-fn engine_request(r: &cuzk_filecoin::ProofRequest) -> ProofRequest {
-    ProofRequest {
-        request_id: "bench-synth (TIMING-ONLY)".into(),
-        kind: r.kind,
-        sector_size: r.sector_size,
-        registered_proof: r.registered_proof,
-        vanilla_proof: r.vanilla_proof.clone(),
-        vanilla_proofs: r.vanilla_proofs.clone(),
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old.clone(),
-        comm_r_new: r.comm_r_new.clone(),
-        comm_d_new: r.comm_d_new.clone(),
-        ..ProofRequest::default()
-    }
+/// The constraint count of a synthesis result, the result freed (inside the measurement:
+/// both sides' times include freeing what synthesis made).
+fn constraints_of<E>(s: std::result::Result<Synthesized, E>) -> std::result::Result<usize, E> {
+    s.map(|s| {
+        let n = s.num_constraints;
+        drop(s);
+        n
+    })
 }
 
 /// Synthesizes partition 0 of each kind's TIMING-ONLY request both ways.
@@ -152,7 +143,7 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
             "winning" => &shaped.winning,
             k => return Err(invalid!("kind {k}: one of porep, snap, wpost, winning")),
         };
-        let mut plan = planner.plan(engine_request(req))?;
+        let mut plan = planner.plan(from_filecoin_request(req, "bench-synth (TIMING-ONLY)"))?;
         if plan.partitions.is_empty() {
             return Err(invalid!("{kind}: the plan has no partitions"));
         }
@@ -165,13 +156,7 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
             prepared: prepared.map(|p| p.data),
             reuse: None,
         };
-        let (synthesized, ours, ours_peak) = measured(|| {
-            (part.synthesize)(ctx).map(|s| {
-                let n = s.num_constraints;
-                drop(s);
-                n
-            })
-        });
+        let (synthesized, ours, ours_peak) = measured(|| constraints_of((part.synthesize)(ctx)));
         let constraints = synthesized
             .map_err(std::io::Error::other)
             .with_step(|| format!("synthesizing {circuit_id}"))?;
@@ -218,13 +203,10 @@ fn compiled_row(req: &cuzk_filecoin::ProofRequest, daemon: &SynthRow) -> Result<
     let shape = cuzk_filecoin::compiled::CompiledCircuit::compile(job.circuit_id)?;
     let prepare = Some((t.elapsed(), shape.heap_bytes() as u64));
     let (constraints, ours, ours_peak) = measured(|| {
-        job.run(cuzk_groth16::RecorderMode::WitnessOnly)
-            .and_then(|w| shape.evaluate(w))
-            .map(|s| {
-                let n = s.num_constraints;
-                drop(s);
-                n
-            })
+        constraints_of(
+            job.run(cuzk_groth16::RecorderMode::WitnessOnly)
+                .and_then(|w| shape.evaluate(w)),
+        )
     });
     Ok(SynthRow {
         path: SynthPath::CompiledNotTheDaemons,

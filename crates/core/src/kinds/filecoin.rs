@@ -112,6 +112,28 @@ pub fn to_filecoin_request(req: ProofRequest) -> Result<cuzk_filecoin::ProofRequ
     })
 }
 
+/// The engine's request for a `cuzk-filecoin` one (its payload copied), at the default
+/// priority under `request_id`: the inverse of [`to_filecoin_request`], for tools that build Filecoin
+/// requests in memory (`cuzk bench synth`).
+pub fn from_filecoin_request(req: &cuzk_filecoin::ProofRequest, request_id: &str) -> ProofRequest {
+    ProofRequest {
+        request_id: request_id.to_string(),
+        kind: req.kind,
+        sector_size: req.sector_size,
+        registered_proof: req.registered_proof,
+        vanilla_proof: req.vanilla_proof.clone(),
+        vanilla_proofs: req.vanilla_proofs.clone(),
+        sector_number: req.sector_number,
+        miner_id: req.miner_id,
+        randomness: req.randomness.clone(),
+        partition_index: req.partition_index,
+        comm_r_old: req.comm_r_old.clone(),
+        comm_r_new: req.comm_r_new.clone(),
+        comm_d_new: req.comm_d_new.clone(),
+        ..ProofRequest::default()
+    }
+}
+
 fn partition(job: PartitionJob) -> PartitionPlan {
     let PartitionJob {
         circuit_id,

@@ -47,6 +47,20 @@ impl Planner for OneCircuit {
     }
 }
 
+/// A cache of [`OneCircuit`] (its TIMING-ONLY SRS allowed) under a 1 GiB budget, host copies
+/// kept, keeping idle entries for `keep_idle`.
+fn one_circuit(keep_idle: Duration) -> SrsCache {
+    SrsCache::new(
+        MemoryBudget::new(1 << 30),
+        Arc::new(OneCircuit),
+        true,
+        None,
+        false,
+        Default::default(),
+        keep_idle,
+    )
+}
+
 /// [`OneCircuit`], recording the thread each load ran on.
 #[derive(Default)]
 struct WhereLoaded(parking_lot::Mutex<Vec<String>>);
@@ -100,15 +114,7 @@ async fn loads_for_urgent_work_run_on_the_urgent_pool() {
 #[tokio::test]
 async fn unknown_ids_leave_nothing_behind_and_loads_clean_up() {
     // Its one SRS is made of generators: TIMING-ONLY, allowed here.
-    let cache = SrsCache::new(
-        MemoryBudget::new(1 << 30),
-        Arc::new(OneCircuit),
-        true,
-        None,
-        false,
-        Default::default(),
-        KEEP,
-    );
+    let cache = one_circuit(KEEP);
     for i in 0..1000 {
         let id = format!("{i}-{}", "x".repeat(1000));
         assert!(matches!(
@@ -183,15 +189,7 @@ async fn a_released_srs_holding_almost_nothing_is_kept_under_pressure() {
 #[tokio::test]
 async fn a_recently_used_srs_goes_only_when_waiting_cannot_help() {
     for (keep_idle, backlog_evicts) in [(KEEP, false), (Duration::ZERO, true)] {
-        let cache = SrsCache::new(
-            MemoryBudget::new(1 << 30),
-            Arc::new(OneCircuit),
-            true,
-            None,
-            false,
-            Default::default(),
-            keep_idle,
-        );
+        let cache = one_circuit(keep_idle);
         drop(cache.get("ok", Priority::Normal).await.unwrap());
         let backlog = Pressure {
             backlog: 1 << 30,
