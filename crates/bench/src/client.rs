@@ -378,6 +378,12 @@ pub async fn print_status(addr: &Dial) -> Result<()> {
                     timeline::human_bytes(b)
                 ));
             }
+            match x.matrices_device_bytes.get(i) {
+                Some(&m) if m > 0 => {
+                    notes.push_str(&format!(" + {} of matrices", timeline::human_bytes(m)))
+                }
+                _ => {}
+            }
         }
         if x.timing_only {
             notes.push_str("  TIMING-ONLY: proofs DO NOT VERIFY");

@@ -127,6 +127,7 @@ fn copy_of(t: &Synthesized, reuse: Option<Synthesized>) -> Synthesized {
         b_input_density: t.b_input_density.clone(),
         b_aux_density: t.b_aux_density.clone(),
         num_constraints: t.num_constraints,
+        compiled: t.compiled.clone(),
     }
 }
 

@@ -155,6 +155,8 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
         let ctx = SynthesisContext {
             prepared: prepared.map(|p| p.data),
             reuse: None,
+            // a/b/c evaluated on the host, as the daemon does beside a CPU prover.
+            defer_abc: false,
         };
         let (synthesized, ours, ours_peak) = measured(|| constraints_of((part.synthesize)(ctx)));
         let constraints = synthesized
@@ -200,12 +202,12 @@ fn compiled_row(req: &cuzk_filecoin::ProofRequest, daemon: &SynthRow) -> Result<
         .next()
         .ok_or_else(|| invalid!("{}: the plan has no partitions", daemon.kind))?;
     let t = Instant::now();
-    let shape = cuzk_filecoin::compiled::CompiledCircuit::compile(job.circuit_id)?;
+    let shape = cuzk_filecoin::compiled::compile(job.circuit_id)?;
     let prepare = Some((t.elapsed(), shape.heap_bytes() as u64));
     let (constraints, ours, ours_peak) = measured(|| {
         constraints_of(
             job.run(cuzk_groth16::RecorderMode::WitnessOnly)
-                .and_then(|w| shape.evaluate(w)),
+                .and_then(|w| Ok(shape.evaluate(w)?)),
         )
     });
     Ok(SynthRow {

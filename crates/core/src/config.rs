@@ -26,6 +26,7 @@
 //! preload = ["porep-32g"]
 //! release_host_copy = true  # drop an SRS's host copy once every device holds it in VRAM
 //! keep_idle = "10m"         # an idle SRS used within this is evicted only when waiting can't help
+//! device_abc = true         # GPU provers make a/b/c from the compiled matrices in VRAM
 //!
 //! [metrics]
 //! sample_interval = "10ms"
@@ -117,6 +118,11 @@ pub struct Config {
     /// read from the parameter file. Needs parameters read from a file and backends that can
     /// (the CPU prover cannot, so nothing is released beside one). Default true.
     pub release_host_srs: bool,
+    /// When every prover backend makes a/b/c itself from the compiled constraint matrices
+    /// (`ProverBackend::evaluates_abc`: the CUDA backend, which keeps them in VRAM beside the
+    /// SRS), synthesis defers a/b/c to it: the host holds only the witness. Off: a/b/c are
+    /// evaluated on the host and uploaded (for comparisons). Default true.
+    pub device_abc: bool,
     /// How long an idle SRS is kept against memory pressure: one used within it is evicted
     /// only when the partitions in flight, once finished, would still not free what the first
     /// waiter needs (its reload at 32 GiB costs minutes: the compile of its matrices, the
@@ -350,6 +356,7 @@ struct RawSrs {
     preload: Option<Vec<String>>,
     release_host_copy: Option<bool>,
     keep_idle: Option<String>,
+    device_abc: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -409,6 +416,7 @@ impl Config {
             params_dir,
             preload: Vec::new(),
             release_host_srs: true,
+            device_abc: true,
             srs_keep_idle: Duration::from_secs(600),
             sample_interval: Duration::from_millis(10),
             timeline_capacity: 100_000,
@@ -482,6 +490,9 @@ impl Config {
         }
         if let Some(v) = raw.srs.release_host_copy {
             c.release_host_srs = v;
+        }
+        if let Some(v) = raw.srs.device_abc {
+            c.device_abc = v;
         }
         if let Some(s) = raw.srs.keep_idle.as_deref() {
             c.srs_keep_idle = parse_duration("srs.keep_idle", s)?;

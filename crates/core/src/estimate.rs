@@ -52,6 +52,27 @@ impl WorkingSetEstimate {
         }
     }
 
+    /// From a circuit's counted shape when a/b/c are deferred to the prover's device
+    /// (`cuzk_groth16::CompiledCircuit::defer`), before any measurement: the partition holds
+    /// the assignments alone (preallocated exactly; the densities are the compiled circuit's).
+    /// Proving adds the device prover's MSM plans, taken here as one bit per variable for each
+    /// of its three queries plus an index and a full scalar for every variable once (as if no
+    /// value were 0 or 1; the three queries' shares of such values overlap). The first
+    /// measured partition replaces this with its counted figure.
+    pub fn from_deferred_shape(inputs: usize, aux: usize) -> WorkingSetEstimate {
+        let vars = (inputs + aux) as u64;
+        let held = SCALAR * vars;
+        let plans = 3 * vars.div_ceil(64) * 8 + (4 + SCALAR) * vars;
+        WorkingSetEstimate {
+            synthesis_peak: held,
+            proving: held + plans + PROVER_SCRATCH,
+            after_start: cuzk_groth16::proof::PROOF_BYTES as u64,
+            after_finish: cuzk_groth16::proof::PROOF_BYTES as u64,
+            calibrated: false,
+            measured: 0,
+        }
+    }
+
     /// From a shape (constraints, inputs incl. ONE, aux variables) before any measurement:
     /// assumes vectors may have doubled during synthesis.
     pub fn from_shape(constraints: usize, inputs: usize, aux: usize) -> WorkingSetEstimate {
@@ -172,13 +193,15 @@ impl Estimator {
     }
 
     /// The best estimate available: calibrated, else from the shape hint (`counted`: exact
-    /// and preallocated, see [`WorkingSetEstimate::from_counted_shape`]), else from the SRS
-    /// size, else `fallback` bytes.
+    /// and preallocated, see [`WorkingSetEstimate::from_counted_shape`]; with `deferred`
+    /// a/b/c too, [`WorkingSetEstimate::from_deferred_shape`]), else from the SRS size, else
+    /// `fallback` bytes.
     pub fn estimate(
         &self,
         circuit_id: &str,
         hint: Option<(usize, usize, usize)>,
         counted: bool,
+        deferred: bool,
         srs_bytes: Option<u64>,
         fallback: u64,
     ) -> WorkingSetEstimate {
@@ -186,6 +209,9 @@ impl Estimator {
             return e;
         }
         match (hint, srs_bytes) {
+            (Some((_, i, a)), _) if counted && deferred => {
+                WorkingSetEstimate::from_deferred_shape(i, a)
+            }
             (Some((c, i, a)), _) if counted => WorkingSetEstimate::from_counted_shape(c, i, a),
             (Some((c, i, a)), _) => WorkingSetEstimate::from_shape(c, i, a),
             (None, Some(s)) => WorkingSetEstimate::from_srs_size(s),
@@ -258,12 +284,47 @@ mod tests {
         let first = e.calibrate("x", &fake(100, 2, 50), None);
         let second = e.calibrate("x", &fake(5000, 2, 50), Some(1));
         assert_eq!(first, second);
-        assert_eq!(e.estimate("x", Some((1, 1, 1)), false, None, 0), first);
-        assert_eq!(e.estimate("x", Some((1, 1, 1)), true, None, 0), first);
+        assert_eq!(
+            e.estimate("x", Some((1, 1, 1)), false, false, None, 0),
+            first
+        );
+        assert_eq!(
+            e.estimate("x", Some((1, 1, 1)), true, false, None, 0),
+            first
+        );
     }
 
     /// Issue 13 item 4: a counted, preallocated shape is reserved without the 2x growth guess,
     /// and still covers what such a partition holds.
+    #[test]
+    fn a_deferred_shape_holds_the_witness_and_a_bound_on_the_device_plans() {
+        let (c, i, a): (usize, usize, usize) = (100_000, 3, 90_000);
+        let x = Scalar::from(7u64);
+        // What a deferred circuit holds: the assignments alone, preallocated exactly.
+        let s = Synthesized {
+            inputs: vec![x; i],
+            aux: vec![x; a],
+            num_constraints: c,
+            ..Default::default()
+        };
+        let deferred = WorkingSetEstimate::from_deferred_shape(i, a);
+        assert_eq!(deferred.synthesis_peak, resident_bytes(&s));
+        // Every value other than 0 and 1: one index and one scalar per variable for L.
+        assert!(deferred.proving >= resident_bytes(&s) + 36 * (i + a) as u64);
+        let counted = WorkingSetEstimate::from_counted_shape(c, i, a);
+        assert!(deferred.admission_bytes() < counted.admission_bytes() / 2);
+        let e = Estimator::default();
+        assert_eq!(
+            e.estimate("x", Some((c, i, a)), true, true, None, 0),
+            deferred
+        );
+        // Uncounted hints keep the loose estimate (the shape may be a guess).
+        assert_eq!(
+            e.estimate("x", Some((c, i, a)), false, true, None, 0),
+            WorkingSetEstimate::from_shape(c, i, a)
+        );
+    }
+
     #[test]
     fn counted_shape_covers_a_preallocated_partition_without_the_growth_margin() {
         let (c, i, a): (usize, usize, usize) = (100_000, 3, 90_000);

@@ -34,6 +34,10 @@ pub struct SynthesisContext {
     /// allocating (see `cuzk_groth16::Recorder::reusing`); contents unspecified. Memory
     /// beyond them is not covered by the partition's reservation any more than usual.
     pub reuse: Option<Synthesized>,
+    /// Every prover makes a/b/c itself from compiled matrices on its device
+    /// (`ProverBackend::evaluates_abc`): a circuit with compiled matrices should defer them
+    /// (`cuzk_groth16::CompiledCircuit::defer`) instead of evaluating them on the host.
+    pub defer_abc: bool,
 }
 
 impl SynthesisContext {
@@ -48,6 +52,7 @@ impl fmt::Debug for SynthesisContext {
         f.debug_struct("SynthesisContext")
             .field("prepared", &self.prepared.is_some())
             .field("reuse", &self.reuse.as_ref().map(|s| s.heap_bytes()))
+            .field("defer_abc", &self.defer_abc)
             .finish()
     }
 }

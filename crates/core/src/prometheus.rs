@@ -115,6 +115,25 @@ pub(crate) fn render(s: &EngineStatus) -> String {
             .collect::<Vec<_>>(),
     );
     metric(
+        "cuzk_matrices_device_bytes",
+        "gauge",
+        "Device memory each backend holds for a loaded SRS's compiled constraint matrices (a/b/c made on the device), by device.",
+        &s.srs
+            .iter()
+            .flat_map(|e| {
+                e.matrices_device_bytes.iter().zip(&s.devices).map(move |(&b, d)| {
+                    (
+                        format!(
+                            "circuit_id=\"{}\",device=\"{}\",index=\"{}\"",
+                            e.circuit_id, d.name, d.index
+                        ),
+                        b,
+                    )
+                })
+            })
+            .collect::<Vec<_>>(),
+    );
+    metric(
         "cuzk_srs_device_bytes",
         "gauge",
         "Device memory each backend holds for a loaded SRS (its resident copy), by device.",

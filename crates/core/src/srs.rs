@@ -65,6 +65,9 @@ pub struct SrsEntryStatus {
     /// Device bytes each prover backend holds for it (its resident copy; in the engine's
     /// device order), empty where the cache alone is asked (see [`SrsCache::status_with`]).
     pub device_bytes: Vec<u64>,
+    /// Device bytes each prover backend holds for the compiled constraint matrices of this
+    /// circuit (resident beside the SRS for a/b/c made on the device), in the same order.
+    pub matrices_device_bytes: Vec<u64>,
 }
 
 /// Makes an SRS resident in every backend's own memory, pinned while it lives; true when all
@@ -578,25 +581,32 @@ impl SrsCache {
     /// Every known entry, hot first, then by id.
     #[cfg(test)]
     pub fn status(&self) -> Vec<SrsEntryStatus> {
-        self.status_with(|_| Vec::new())
+        self.status_with(|_| (Vec::new(), Vec::new()))
     }
 
-    /// Every known entry, hot first, then by id, with each loaded one's device bytes as
-    /// `device_bytes` gives them for its SRS (called under the cache's lock: it must not call
-    /// back into the cache).
-    pub fn status_with(&self, device_bytes: impl Fn(&Srs) -> Vec<u64>) -> Vec<SrsEntryStatus> {
+    /// Every known entry, hot first, then by id, with each loaded one's device bytes (of the
+    /// SRS, of its matrices) as `device_bytes` gives them for its SRS (called under the
+    /// cache's lock: it must not call back into the cache).
+    pub fn status_with(
+        &self,
+        device_bytes: impl Fn(&Srs) -> (Vec<u64>, Vec<u64>),
+    ) -> Vec<SrsEntryStatus> {
         let st = self.inner.state.lock();
         let mut v: Vec<SrsEntryStatus> = st
             .hot
             .iter()
-            .map(|(k, e)| SrsEntryStatus {
-                circuit_id: k.clone(),
-                tier: SrsTier::Hot,
-                size_bytes: e.reservation.bytes(),
-                ref_count: e.refs,
-                timing_only: e.loaded.timing_only,
-                host_released: e.loaded.host_released_bytes > 0,
-                device_bytes: device_bytes(&e.loaded.srs),
+            .map(|(k, e)| {
+                let (device_bytes, matrices_device_bytes) = device_bytes(&e.loaded.srs);
+                SrsEntryStatus {
+                    circuit_id: k.clone(),
+                    tier: SrsTier::Hot,
+                    size_bytes: e.reservation.bytes(),
+                    ref_count: e.refs,
+                    timing_only: e.loaded.timing_only,
+                    host_released: e.loaded.host_released_bytes > 0,
+                    device_bytes,
+                    matrices_device_bytes,
+                }
             })
             .chain(st.known.iter().map(|(k, &(tier, size))| SrsEntryStatus {
                 circuit_id: k.clone(),
@@ -606,6 +616,7 @@ impl SrsCache {
                 timing_only: false,
                 host_released: false,
                 device_bytes: Vec::new(),
+                matrices_device_bytes: Vec::new(),
             }))
             .collect();
         v.sort_by(|a, b| (a.tier as u8, &a.circuit_id).cmp(&(b.tier as u8, &b.circuit_id)));

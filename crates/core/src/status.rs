@@ -204,10 +204,13 @@ impl EngineStatus {
                 })
                 .collect(),
             srs: sh.srs.status_with(|srs| {
-                sh.devices
-                    .iter()
-                    .map(|d| d.backend.resident_bytes(srs.id()))
-                    .collect()
+                let per = |f: &dyn Fn(&dyn cuzk_groth16::ProverBackend) -> u64| {
+                    sh.devices.iter().map(|d| f(d.backend.as_ref())).collect()
+                };
+                (
+                    per(&|b| b.resident_bytes(srs.id())),
+                    per(&|b| b.resident_matrices_bytes(srs.id())),
+                )
             }),
             budget: sh.budget.snapshot(),
             request_bytes_in_use: sh.jobs.request_bytes_in_use(),

@@ -95,6 +95,78 @@ __global__ void cuzk_sub_scale(fr_t* a, const fr_t* c, fr_t z_inv, size_t n)
     }
 }
 
+// Deferred a/b/c (the matrices resident, see cuzk_matrices): the witness z = inputs | aux is
+// rebuilt on the device from the L plan (aux bits equal to 1, and the others' indices and
+// values), with a value class per variable (0, 1, other) so that terms on 0 and 1 need no
+// multiplication; then each matrix row is one thread's sum over its terms.
+#define CUZK_AUX_BIT 0x80000000u
+#define CUZK_COEFF_ONE 0u
+#define CUZK_COEFF_MINUS_ONE 1u
+
+// z[ni + i] = aux i as 0 or 1 (from `ones`, null: all 0), cls likewise; inputs are "other".
+__global__ void cuzk_expand_bits(fr_t* z, uint8_t* cls, size_t ni, size_t naux,
+                                 const uint64_t* ones)
+{
+    size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    for (; i < ni + naux; i += (size_t)blockDim.x * gridDim.x) {
+        if (i < ni) { cls[i] = 2; continue; }
+        size_t k = i - ni;
+        bool one = ones && ((ones[k / 64] >> (k % 64)) & 1);
+        if (one) z[i] = fr_t::one(); else z[i].zero();
+        cls[i] = one ? 1 : 0;
+    }
+}
+
+// z[ni + idx[k]] = scalars[k], class "other".
+__global__ void cuzk_scatter_others(fr_t* z, uint8_t* cls, size_t ni, const uint32_t* idx,
+                                    const fr_t* scalars, size_t n)
+{
+    size_t k = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    for (; k < n; k += (size_t)blockDim.x * gridDim.x) {
+        size_t i = ni + idx[k];
+        z[i] = scalars[k];
+        cls[i] = 2;
+    }
+}
+
+// out[r] = Σ_t table[coeffs[t]] · z[col(t)] over row r's terms.
+__launch_bounds__(256)
+__global__ void cuzk_spmv(fr_t* out, const uint32_t* row_start, const uint32_t* cols,
+                          const uint32_t* coeffs, const fr_t* table, const fr_t* z,
+                          const uint8_t* cls, uint32_t ni, size_t rows)
+{
+    size_t r = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    for (; r < rows; r += (size_t)blockDim.x * gridDim.x) {
+        fr_t acc; acc.zero();
+        uint32_t t1 = row_start[r + 1];
+        for (uint32_t t = row_start[r]; t < t1; t++) {
+            uint32_t col = cols[t];
+            size_t v = (col & CUZK_AUX_BIT) ? (size_t)ni + (col & ~CUZK_AUX_BIT) : (size_t)col;
+            uint8_t c = cls[v];
+            if (c == 0) continue;
+            uint32_t k = coeffs[t];
+            if (c == 1) {
+                if (k == CUZK_COEFF_ONE) acc += fr_t::one();
+                else if (k == CUZK_COEFF_MINUS_ONE) acc -= fr_t::one();
+                else acc += table[k];
+            } else {
+                fr_t x = z[v];
+                if (k == CUZK_COEFF_ONE) acc += x;
+                else if (k == CUZK_COEFF_MINUS_ONE) acc -= x;
+                else acc += x * table[k];
+            }
+        }
+        out[r] = acc;
+    }
+}
+
+// a[rows + j] = input j (bellperson's input constraints; b and c stay 0 there).
+__global__ void cuzk_input_rows(fr_t* a, const fr_t* z, size_t ni)
+{
+    size_t j = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    if (j < ni) a[j] = z[j];
+}
+
 // ---------------------------------------------------------------------------------------
 // Host helpers
 
@@ -149,6 +221,27 @@ struct cuzk_query_t {
     size_t nothers;
 };
 
+// The witness of a partition whose a/b/c are deferred: inputs, and the aux values as the
+// L plan has them (bitmap of those equal to 1; indices and values of the others, ascending).
+struct cuzk_witness_t {
+    const fr_t* inputs;
+    size_t ninputs;
+    size_t naux;
+    size_t nconstraints;
+    const uint64_t* ones;      // naux bits, or null (no 1); must be the L query's bitmap
+    const uint32_t* idx;
+    const fr_t* scalars;
+    size_t nothers;
+};
+
+// One of A, B, C in compressed rows (see cuzk_groth16::compiled::MatrixView).
+struct cuzk_matrix_t {
+    const uint32_t* row_start;   // rows + 1
+    const uint32_t* cols;
+    const uint32_t* coeffs;
+    size_t nterms;
+};
+
 struct cuzk_input_t {
     const fr_t* a;
     const fr_t* b;
@@ -160,6 +253,8 @@ struct cuzk_input_t {
     cuzk_query_t a_q;
     cuzk_query_t b_q;          // shared by B in G1 and B in G2
     size_t stream_chunk;       // bases per streamed SRS chunk (a multiple of 1024); 0: resident
+    uint32_t deferred;         // a, b, c are null: made on the device from `wit` and matrices
+    cuzk_witness_t wit;
 };
 
 // An SRS in host memory, streamed chunk by chunk (see cuzk_worker_compute).
@@ -180,6 +275,7 @@ struct cuzk_output_t {
     cuzk_jac2_t b_g2;
     // Milliseconds spent in each phase of the exclusive part.
     double ms_wait_upload, ms_ntt_h, ms_msm_h, ms_msm_l, ms_msm_a, ms_msm_b_g1, ms_msm_b_g2;
+    double ms_abc;             // deferred a/b/c made on the device (0: uploaded)
 };
 
 struct cuzk_device_info_t {
@@ -208,6 +304,27 @@ struct cuzk_srs {
 };
 
 // ---------------------------------------------------------------------------------------
+// Device-resident constraint matrices of one compiled circuit
+
+struct cuzk_matrices {
+    int dev;
+    size_t rows = 0, ninputs = 0, naux = 0, ntable = 0;
+    uint32_t* row_start[3] = {nullptr, nullptr, nullptr};
+    uint32_t* cols[3] = {nullptr, nullptr, nullptr};
+    uint32_t* coeffs[3] = {nullptr, nullptr, nullptr};
+    fr_t* table = nullptr;
+    ~cuzk_matrices()
+    {
+        const gpu_t& gpu = select_gpu(dev);
+        gpu.sync();
+        for (int m = 0; m < 3; m++)
+            for (void* p : {(void*)row_start[m], (void*)cols[m], (void*)coeffs[m]})
+                if (p) (void)cudaFree(p);
+        if (table) (void)cudaFree(table);
+    }
+};
+
+// ---------------------------------------------------------------------------------------
 // Per-worker state: its own copy stream, staging buffers and device buffers.
 
 struct cuzk_query_dev {
@@ -231,6 +348,14 @@ struct cuzk_worker {
     cuzk_query_dev q[3];
     dbuf gathered;      // points of the non-0/1 scalars of one query
     dbuf partial;       // batch-addition partial sums
+
+    // deferred a/b/c: z = inputs | aux, its value classes, and the witness's others when
+    // the L query's were summed on the host (too few for the device)
+    dbuf z, cls, wit_idx, wit_scalars;
+    bool deferred = false;
+    size_t wit_ni = 0, wit_naux = 0, wit_rows = 0, wit_nothers = 0;
+    bool wit_own = false;     // others in wit_idx/wit_scalars (else the L query's buffers)
+    bool wit_ones = false;    // the L query's bitmap holds the aux bits equal to 1
 
     // SRS streaming: bases per chunk (0: not prepared for streaming), the double buffer, and
     // events for "chunk uploaded" (copy stream) and "chunk consumed" (compute stream).
@@ -267,6 +392,7 @@ struct cuzk_worker {
         }
         if (uploaded) (void)cudaEventDestroy(uploaded);
         abc.release(); gathered.release(); partial.release();
+        z.release(); cls.release(); wit_idx.release(); wit_scalars.release();
         for (auto& x : q) { x.bits.release(); x.idx.release(); x.scalars.release(); }
     }
 
@@ -577,6 +703,48 @@ void cuzk_srs_destroy(cuzk_srs* srs)
     try { delete srs; } catch (...) {}
 }
 
+// Copies one compiled circuit's A, B, C (compressed rows) and coefficient table to device
+// `dev`. The caller holds the device's interlock (the copies use sppark's streams) and has
+// checked every term: cols < ninputs (or AUX | index < naux), coeffs < ntable.
+RustError::by_value cuzk_matrices_create(int dev, const cuzk_matrix_t* m, size_t rows,
+                                         const fr_t* table, size_t ntable, size_t ninputs,
+                                         size_t naux, cuzk_matrices** out)
+{
+    CUZK_TRY
+        *out = nullptr;
+        const gpu_t& gpu = select_gpu(dev);
+        CUZK_REQUIRE(ntable >= 2 && ninputs >= 1 && naux < CUZK_AUX_BIT, "matrices shape");
+        auto* mt = new cuzk_matrices;
+        mt->dev = dev;
+        mt->rows = rows; mt->ninputs = ninputs; mt->naux = naux; mt->ntable = ntable;
+        try {
+            auto up = [&](auto*& dst, const void* src, size_t bytes) {
+                if (bytes == 0) return;
+                CUDA_OK(cudaMalloc((void**)&dst, bytes));
+                CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, gpu[2]));
+            };
+            for (int i = 0; i < 3; i++) {
+                CUZK_REQUIRE(m[i].row_start[0] == 0 && m[i].row_start[rows] == m[i].nterms,
+                             "row starts do not match the terms");
+                up(mt->row_start[i], m[i].row_start, (rows + 1) * sizeof(uint32_t));
+                up(mt->cols[i], m[i].cols, m[i].nterms * sizeof(uint32_t));
+                up(mt->coeffs[i], m[i].coeffs, m[i].nterms * sizeof(uint32_t));
+            }
+            up(mt->table, table, ntable * sizeof(fr_t));
+            gpu[2].sync();
+        } catch (...) {
+            delete mt;
+            throw;
+        }
+        *out = mt;
+    CUZK_CATCH
+}
+
+void cuzk_matrices_destroy(cuzk_matrices* m)
+{
+    try { delete m; } catch (...) {}
+}
+
 RustError::by_value cuzk_worker_create(int dev, cuzk_worker** out)
 {
     CUZK_TRY
@@ -614,13 +782,41 @@ RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
         w->abc.ensure(3 * n * sizeof(fr_t));
         fr_t* d = w->abc.as<fr_t>();
         int slot = 0;
-        const fr_t* src[3] = {in->a, in->b, in->c};
-        for (int i = 0; i < 3; i++) {
-            if (in->abc_len)
-                w->upload(d + i * n, src[i], in->abc_len * sizeof(fr_t), slot);
-            if (in->abc_len < n)
-                CUDA_OK(cudaMemsetAsync(d + i * n + in->abc_len, 0,
-                                        (n - in->abc_len) * sizeof(fr_t), w->copy));
+        w->deferred = in->deferred != 0;
+        if (w->deferred) {
+            // a/b/c are made in compute; stage the witness: inputs into z, the others
+            // unless the L query's buffers hold them already
+            const cuzk_witness_t& wt = in->wit;
+            CUZK_REQUIRE(in->abc_len == wt.nconstraints + wt.ninputs, "a/b/c length of the witness");
+            CUZK_REQUIRE(in->l.nbases == wt.naux, "the L query is not over the aux variables");
+            CUZK_REQUIRE(!wt.ones || wt.ones == in->l.ones_bits, "witness bits are not the L query's");
+            CUZK_REQUIRE(wt.ninputs >= 1 && wt.naux < CUZK_AUX_BIT, "witness shape");
+            size_t nz = wt.ninputs + wt.naux;
+            w->z.ensure(nz * sizeof(fr_t));
+            w->cls.ensure(nz);
+            w->upload(w->z.ptr, wt.inputs, wt.ninputs * sizeof(fr_t), slot);
+            w->wit_own = !(wt.nothers == in->l.nothers && wt.idx == in->l.idx &&
+                           wt.scalars == in->l.scalars);
+            if (w->wit_own && wt.nothers) {
+                w->wit_idx.ensure(wt.nothers * sizeof(uint32_t));
+                w->wit_scalars.ensure(wt.nothers * sizeof(fr_t));
+                w->upload(w->wit_idx.ptr, wt.idx, wt.nothers * sizeof(uint32_t), slot);
+                w->upload(w->wit_scalars.ptr, wt.scalars, wt.nothers * sizeof(fr_t), slot);
+            }
+            w->wit_ones = wt.ones != nullptr;
+            w->wit_ni = wt.ninputs;
+            w->wit_naux = wt.naux;
+            w->wit_rows = wt.nconstraints;
+            w->wit_nothers = wt.nothers;
+        } else {
+            const fr_t* src[3] = {in->a, in->b, in->c};
+            for (int i = 0; i < 3; i++) {
+                if (in->abc_len)
+                    w->upload(d + i * n, src[i], in->abc_len * sizeof(fr_t), slot);
+                if (in->abc_len < n)
+                    CUDA_OK(cudaMemsetAsync(d + i * n + in->abc_len, 0,
+                                            (n - in->abc_len) * sizeof(fr_t), w->copy));
+            }
         }
         prepare_query(*w, w->q[0], in->l, slot);
         prepare_query(*w, w->q[1], in->a_q, slot);
@@ -638,7 +834,8 @@ RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
 // the upload's stream_chunk bases, double-buffered so the next chunk's upload overlaps the
 // current chunk's work; `host` must stay alive and unmodified until this returns).
 RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
-                                        const cuzk_host_srs_t* host, cuzk_output_t* out)
+                                        const cuzk_host_srs_t* host,
+                                        const cuzk_matrices* mats, cuzk_output_t* out)
 {
     CUZK_TRY
         CUZK_REQUIRE(w != nullptr, "no worker context");
@@ -662,6 +859,40 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
         CUDA_OK(cudaStreamWaitEvent(gpu[0], w->uploaded, 0));
         gpu[0].sync();
         out->ms_wait_upload = ms_since(t0);
+
+        // Deferred: a/b/c = A·z, B·z, C·z (then the input rows, then zeros to the domain).
+        out->ms_abc = 0;
+        if (w->deferred) {
+            CUZK_REQUIRE(mats && mats->dev == w->dev, "deferred a/b/c without resident matrices");
+            CUZK_REQUIRE(mats->rows == w->wit_rows && mats->ninputs == w->wit_ni &&
+                         mats->naux == w->wit_naux, "the matrices do not match the witness");
+            CUZK_REQUIRE(w->wit_rows + w->wit_ni <= n, "a/b/c longer than the domain");
+            t0 = std::chrono::steady_clock::now();
+            stream_t& s = gpu[0];
+            fr_t* z = w->z.as<fr_t>();
+            uint8_t* cls = w->cls.as<uint8_t>();
+            const uint32_t grid = gpu.sm_count() * 8;
+            const uint64_t* ones = w->wit_ones ? w->q[0].bits.as<const uint64_t>() : nullptr;
+            cuzk_expand_bits<<<grid, 256, 0, s>>>(z, cls, w->wit_ni, w->wit_naux, ones);
+            CUDA_OK(cudaGetLastError());
+            if (w->wit_nothers) {
+                const uint32_t* idx = w->wit_own ? w->wit_idx.as<uint32_t>() : w->q[0].idx.as<uint32_t>();
+                const fr_t* sc = w->wit_own ? w->wit_scalars.as<fr_t>() : w->q[0].scalars.as<fr_t>();
+                cuzk_scatter_others<<<grid, 256, 0, s>>>(z, cls, w->wit_ni, idx, sc, w->wit_nothers);
+                CUDA_OK(cudaGetLastError());
+            }
+            CUDA_OK(cudaMemsetAsync(d_a, 0, 3 * n * sizeof(fr_t), s));
+            for (int m = 0; m < 3; m++) {
+                cuzk_spmv<<<grid * 4, 256, 0, s>>>(d_a + m * n, mats->row_start[m], mats->cols[m],
+                                                   mats->coeffs[m], mats->table, z, cls,
+                                                   (uint32_t)w->wit_ni, w->wit_rows);
+                CUDA_OK(cudaGetLastError());
+            }
+            cuzk_input_rows<<<(uint32_t)((w->wit_ni + 255) / 256), 256, 0, s>>>(d_a + w->wit_rows, z, w->wit_ni);
+            CUDA_OK(cudaGetLastError());
+            s.sync();
+            out->ms_abc = ms_since(t0);
+        }
 
         // H = icoset((coset(ifft a) * coset(ifft b) - coset(ifft c)) / Z)
         t0 = std::chrono::steady_clock::now();

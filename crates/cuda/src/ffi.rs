@@ -17,6 +17,51 @@ pub(crate) struct WorkerHandle {
     _opaque: [u8; 0],
 }
 
+/// Opaque device-resident constraint matrices of one compiled circuit.
+#[repr(C)]
+pub(crate) struct MatricesHandle {
+    _opaque: [u8; 0],
+}
+
+/// One of A, B, C in compressed rows.
+#[repr(C)]
+pub(crate) struct CMatrix {
+    pub row_start: *const u32,
+    pub cols: *const u32,
+    pub coeffs: *const u32,
+    pub nterms: usize,
+}
+
+/// The witness of a partition whose a/b/c are deferred: the inputs, and the aux values as
+/// the L plan holds them (`ones` must be the L query's bitmap, or null).
+#[repr(C)]
+pub(crate) struct CWitness {
+    pub inputs: *const Scalar,
+    pub ninputs: usize,
+    pub naux: usize,
+    pub nconstraints: usize,
+    pub ones: *const u64,
+    pub idx: *const u32,
+    pub scalars: *const Scalar,
+    pub nothers: usize,
+}
+
+impl CWitness {
+    /// No witness (a/b/c uploaded).
+    pub(crate) fn none() -> CWitness {
+        CWitness {
+            inputs: std::ptr::null(),
+            ninputs: 0,
+            naux: 0,
+            nconstraints: 0,
+            ones: std::ptr::null(),
+            idx: std::ptr::null(),
+            scalars: std::ptr::null(),
+            nothers: 0,
+        }
+    }
+}
+
 /// One split MSM (see `plan::QueryPlan`).
 #[repr(C)]
 pub(crate) struct CQuery {
@@ -42,6 +87,9 @@ pub(crate) struct CInput {
     pub b_q: CQuery,
     /// Bases per streamed SRS chunk (a multiple of 1024); 0 when the SRS is resident.
     pub stream_chunk: usize,
+    /// Non-zero: `a`, `b`, `c` are null and made on the device from `wit` and the matrices.
+    pub deferred: u32,
+    pub wit: CWitness,
 }
 
 /// An SRS in host memory for the streamed tier: each section's pointer and length, and a
@@ -95,6 +143,7 @@ pub(crate) struct COutput {
     pub ms_msm_a: f64,
     pub ms_msm_b_g1: f64,
     pub ms_msm_b_g2: f64,
+    pub ms_abc: f64,
 }
 
 /// Device name and memory.
@@ -124,14 +173,28 @@ extern "C" {
         out: *mut *mut SrsHandle,
     ) -> sppark::Error;
     pub(crate) fn cuzk_srs_destroy(srs: *mut SrsHandle);
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_matrices_create(
+        dev: c_int,
+        m: *const CMatrix,
+        rows: usize,
+        table: *const Scalar,
+        ntable: usize,
+        ninputs: usize,
+        naux: usize,
+        out: *mut *mut MatricesHandle,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_matrices_destroy(m: *mut MatricesHandle);
     pub(crate) fn cuzk_worker_create(dev: c_int, out: *mut *mut WorkerHandle) -> sppark::Error;
     pub(crate) fn cuzk_worker_destroy(w: *mut WorkerHandle);
     pub(crate) fn cuzk_worker_upload(w: *mut WorkerHandle, input: *const CInput) -> sppark::Error;
-    /// Exactly one of `srs` (resident) and `host` (streamed) is non-null.
+    /// Exactly one of `srs` (resident) and `host` (streamed) is non-null; `mats` is non-null
+    /// exactly when the upload was deferred.
     pub(crate) fn cuzk_worker_compute(
         w: *mut WorkerHandle,
         srs: *const SrsHandle,
         host: *const CHostSrs,
+        mats: *const MatricesHandle,
         out: *mut COutput,
     ) -> sppark::Error;
     pub(crate) fn cuzk_host_register(

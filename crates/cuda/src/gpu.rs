@@ -11,19 +11,21 @@
 #![allow(unsafe_code)]
 
 use crate::device::{self, DeviceState};
+use crate::matrices;
 use crate::points::{jac1, jac2};
-use crate::sizes::{srs_bytes, stream_chunk, worker_bound, worker_sizes, Sizes};
-use crate::vram::{self, lock, Lease, Placement, Tier};
+use crate::sizes::{srs_bytes, stream_chunk, worker_bound, worker_sizes, Sizes, WitnessNeed};
+use crate::vram::{self, lock, Lease, Placement, ResidentMatrices, Tier};
 use crate::{ffi, pins, plan, CudaOptions, DeviceInfo, PhaseTimings, VramStatus};
-use blstrs::{G1Projective, G2Projective, Scalar};
-use cuzk_groth16::params::G1Section;
+use blstrs::Scalar;
 use cuzk_groth16::{
-    prover::PendingG2, ParamsError, Pending, Proof, ProveError, ProverBackend, Srs, Synthesized,
+    prover::PendingG2, Pending, Proof, ProveError, ProverBackend, Srs, Synthesized,
 };
 use ff::{Field, PrimeField};
-use group::Group;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod host;
+use host::{plan_host, upload, HostPlan};
 
 /// Pippenger parts smaller than this run on the host: a GPU launch costs more.
 const SMALL_MSM: usize = 64;
@@ -47,42 +49,6 @@ impl std::fmt::Debug for CudaProver {
     }
 }
 
-/// Takes a small Pippenger part off a plan and evaluates it on the host, with its bases from
-/// `base` (the SRS's host copy, or its file once that copy was released).
-fn host_small<G, A>(
-    q: &mut plan::QueryPlan,
-    base: impl Fn(usize) -> Result<A, ParamsError>,
-) -> Result<G, ProveError>
-where
-    G: group::Group<Scalar = Scalar> + From<A>,
-{
-    let mut acc = G::identity();
-    if q.idx.len() < SMALL_MSM {
-        for (&i, s) in q.idx.iter().zip(&q.scalars) {
-            acc += G::from(base(i as usize)?) * s;
-        }
-        q.idx.clear();
-        q.scalars.clear();
-    }
-    Ok(acc)
-}
-
-fn cquery(q: &plan::QueryPlan) -> ffi::CQuery {
-    let has_ones = q.ones.iter().any(|w| *w != 0);
-    ffi::CQuery {
-        nbases: q.nbases,
-        ones_bits: if has_ones {
-            q.ones.as_ptr()
-        } else {
-            std::ptr::null()
-        },
-        ones_words: if has_ones { q.ones.len() } else { 0 },
-        idx: q.idx.as_ptr(),
-        scalars: q.scalars.as_ptr(),
-        nothers: q.idx.len(),
-    }
-}
-
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
@@ -96,10 +62,11 @@ fn shape_err(what: &'static str, expected: usize, got: usize) -> ProveError {
 }
 
 /// The domain of one proof: `n` (a power of two, H bases + 1) and `len`, the length of a, b
-/// and c (constraints + inputs).
+/// and c (constraints + inputs); `deferred`: a/b/c are to be made from compiled matrices.
 struct Domain {
     n: usize,
     len: usize,
+    deferred: bool,
 }
 
 /// Phase 1: checks that `circuit` fits `srs`, before anything touches the device.
@@ -113,17 +80,42 @@ fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> 
             n,
         ));
     }
-    if circuit.a.is_empty() {
+    let deferred = circuit.is_deferred();
+    if circuit.a.is_empty() && !deferred {
         return Err(ProveError::MissingEvaluations);
     }
     let len = circuit.num_constraints + circuit.inputs.len();
-    for (what, v) in [
-        ("a evaluations", &circuit.a),
-        ("b evaluations", &circuit.b),
-        ("c evaluations", &circuit.c),
-    ] {
-        if v.len() != len {
-            return Err(shape_err(what, len, v.len()));
+    if let Some(c) = circuit.compiled.as_ref().filter(|_| deferred) {
+        for (what, expected, got) in [
+            (
+                "constraints of the compiled circuit",
+                c.num_constraints(),
+                circuit.num_constraints,
+            ),
+            (
+                "inputs of the compiled circuit",
+                c.num_inputs(),
+                circuit.inputs.len(),
+            ),
+            (
+                "aux of the compiled circuit",
+                c.num_aux(),
+                circuit.aux.len(),
+            ),
+        ] {
+            if expected != got {
+                return Err(shape_err(what, expected, got));
+            }
+        }
+    } else {
+        for (what, v) in [
+            ("a evaluations", &circuit.a),
+            ("b evaluations", &circuit.b),
+            ("c evaluations", &circuit.c),
+        ] {
+            if v.len() != len {
+                return Err(shape_err(what, len, v.len()));
+            }
         }
     }
     if len > n {
@@ -138,56 +130,7 @@ fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> 
     if counts.b_g1 != counts.b_g2 {
         return Err(shape_err("B G2 bases", counts.b_g1, counts.b_g2));
     }
-    Ok(Domain { n, len })
-}
-
-/// The split MSM plans of one proof, with the Pippenger parts too small for the GPU taken off
-/// and summed on the host.
-struct HostPlan {
-    plan: plan::ProvePlan,
-    small_l: G1Projective,
-    small_a: G1Projective,
-    small_b1: G1Projective,
-    small_b2: G2Projective,
-}
-
-/// Phase 2: classifies the scalars and builds the per-MSM plans.
-fn plan_host(srs: &Srs, circuit: &Synthesized) -> Result<HostPlan, ProveError> {
-    let mut plan = plan::plan(
-        &circuit.inputs,
-        &circuit.aux,
-        &circuit.a_aux_density,
-        &circuit.b_input_density,
-        &circuit.b_aux_density,
-    )?;
-    let counts = srs.counts();
-    if plan.a.nbases != counts.a {
-        return Err(shape_err("A bases", counts.a, plan.a.nbases));
-    }
-    if plan.b.nbases != counts.b_g1 {
-        return Err(shape_err("B G1 bases", counts.b_g1, plan.b.nbases));
-    }
-    let small_l: G1Projective = host_small(&mut plan.l, |i| srs.g1_at(G1Section::L, i))?;
-    let small_a: G1Projective = host_small(&mut plan.a, |i| srs.g1_at(G1Section::A, i))?;
-    let (small_b1, small_b2) = if plan.b.idx.len() < SMALL_MSM {
-        let mut b2 = plan::QueryPlan {
-            idx: plan.b.idx.clone(),
-            scalars: plan.b.scalars.clone(),
-            ..Default::default()
-        };
-        let b2: G2Projective = host_small(&mut b2, |i| srs.g2_at(i))?;
-        let b1: G1Projective = host_small(&mut plan.b, |i| srs.g1_at(G1Section::BG1, i))?;
-        (b1, b2)
-    } else {
-        (G1Projective::identity(), G2Projective::identity())
-    };
-    Ok(HostPlan {
-        plan,
-        small_l,
-        small_a,
-        small_b1,
-        small_b2,
-    })
+    Ok(Domain { n, len, deferred })
 }
 
 /// 1/Z on the coset of the domain of size `n`: Z = gⁿ − 1 for the multiplicative generator g.
@@ -302,11 +245,15 @@ impl CudaProver {
         srs: &Srs,
         n: usize,
         plan: &plan::ProvePlan,
+        witness: Option<(WitnessNeed, u64)>,
     ) -> Result<SrsSource, ProveError> {
         let options = self.options();
         let chunk = stream_chunk(&options);
-        let need_resident = worker_sizes(n, plan, None);
-        let tier = self.tier(srs, need_resident.total());
+        let wit = witness.map(|(w, _)| w);
+        let need_resident = worker_sizes(n, plan, None, wit);
+        // Deferred: the SRS stays resident only if the matrices fit beside it.
+        let matrices = witness.map_or(0, |(_, m)| m);
+        let tier = self.tier(srs, need_resident.total() + matrices);
         if matches!(tier, Tier::Streamed) && srs.host_points_released() {
             // Cannot happen while the pin holds (`make_resident`); refuse rather than hand the
             // device empty host sections.
@@ -326,7 +273,7 @@ impl CudaProver {
             )),
         };
         let (need, keep_srs) = match &host {
-            Some(_) => (worker_sizes(n, plan, Some(chunk)), None),
+            Some(_) => (worker_sizes(n, plan, Some(chunk), wit), None),
             None => (need_resident, Some(srs.id())),
         };
         Ok(SrsSource {
@@ -336,6 +283,39 @@ impl CudaProver {
             need,
             keep_srs,
         })
+    }
+
+    /// The device copy of `c`'s matrices, uploaded (under the interlock) into a reservation
+    /// on first use, when it fits beside a worker needing `need_worker` bytes and what is in
+    /// use (`keep_srs` included); `None` when it does not, or the upload failed.
+    fn resident_matrices(
+        &self,
+        srs: &Srs,
+        c: &Arc<cuzk_groth16::CompiledCircuit>,
+        need_worker: u64,
+        keep_srs: Option<u64>,
+    ) -> Option<Arc<ResidentMatrices>> {
+        let mem = &self.dev.mem;
+        let bytes = matrices::matrices_bytes(c);
+        let res = match mem.place_matrices(c.id(), bytes, need_worker, keep_srs) {
+            vram::MatricesPlacement::Ready(r) => return Some(r),
+            vram::MatricesPlacement::NoRoom => return None,
+            vram::MatricesPlacement::Upload(res) => res,
+        };
+        let t0 = Instant::now();
+        let gpu = lock(&self.dev.gpu_lock);
+        let upload = matrices::upload(self.dev.ordinal, c);
+        drop(gpu);
+        let r = mem.matrices_uploaded(self.dev.ordinal, c.id(), srs.id(), res, upload)?;
+        matrices::note_resident(mem, c);
+        tracing::info!(
+            device = self.dev.ordinal,
+            circuit = c.id(),
+            bytes,
+            ms = t0.elapsed().as_millis() as u64,
+            "compiled matrices resident in VRAM"
+        );
+        Some(r)
     }
 
     /// Makes `srs` resident on this device and pins the copy there until `srs` is dropped
@@ -350,7 +330,7 @@ impl CudaProver {
         if !n.is_power_of_two() {
             return false;
         }
-        match self.tier(srs, worker_bound(n, &srs.counts())) {
+        match self.tier(srs, worker_bound(n, &srs.counts(), srs.vk().ic.len())) {
             Tier::Resident(r) => {
                 let pinned = crate::residency::pin_resident(&self.dev.mem, srs);
                 drop(r);
@@ -361,7 +341,12 @@ impl CudaProver {
     }
 
     /// Phase 5: the GPU-exclusive part under the device interlock: H by NTTs and every MSM.
-    fn compute(&self, lease: &Lease<'_>, src: &SrsSource) -> Result<Computed, ProveError> {
+    fn compute(
+        &self,
+        lease: &Lease<'_>,
+        src: &SrsSource,
+        mats: Option<&ResidentMatrices>,
+    ) -> Result<Computed, ProveError> {
         let dev_srs: *const ffi::SrsHandle = match &src.tier {
             Tier::Resident(r) => r.handle(),
             Tier::Streamed => std::ptr::null(),
@@ -379,7 +364,11 @@ impl CudaProver {
         // sources is set: the resident handle stays alive through `src.tier`, the host
         // sections point into the SRS, borrowed (so alive and unmodified) by the caller for
         // the whole call. `out` is a valid out-pointer. The interlock is held.
-        let err = unsafe { ffi::cuzk_worker_compute(lease.handle(), dev_srs, host_srs, &mut out) };
+        let mats = mats.map_or(std::ptr::null(), |m| m.handle());
+        // (and the matrices, when set, stay alive through the caller's `Arc`, and were uploaded
+        // for exactly this witness's shape, which the device checks again).
+        let err =
+            unsafe { ffi::cuzk_worker_compute(lease.handle(), dev_srs, host_srs, mats, &mut out) };
         let exclusive = tx.elapsed();
         drop(guard);
         self.dev.add_busy(exclusive);
@@ -431,17 +420,40 @@ impl CudaProver {
         let t_total = Instant::now();
         let mut t = PhaseTimings::default();
 
-        let Domain { n, len } = check_shapes(srs, &circuit)?;
+        let Domain { n, len, deferred } = check_shapes(srs, &circuit)?;
 
         let t0 = Instant::now();
-        let hp = plan_host(srs, &circuit)?;
+        let hp = plan_host(srs, &circuit, deferred)?;
         t.plan_ms = ms(t0);
         let z_inv = coset_z_inv(n)?;
 
+        let compiled = circuit.compiled.clone().filter(|_| deferred);
+        let witness = compiled.as_ref().map(|c| {
+            let need = WitnessNeed {
+                vars: circuit.inputs.len() + circuit.aux.len(),
+                own_others: hp.wit_small.as_ref().map_or(0, |w| w.0.len()),
+            };
+            (need, matrices::matrices_bytes(c))
+        });
         let t0 = Instant::now();
-        let src = self.srs_source(srs, n, &hp.plan)?;
+        let src = self.srs_source(srs, n, &hp.plan, witness)?;
+        // Deferred: the circuit's matrices in VRAM (uploaded on first use), else a/b/c are
+        // made on the host after all.
+        let mats = match &compiled {
+            Some(c) => self.resident_matrices(srs, c, src.need.total(), src.keep_srs),
+            None => None,
+        };
         t.srs_upload_ms = ms(t0);
         t.streamed = src.host.is_some();
+        let circuit = if deferred && mats.is_none() {
+            tracing::warn!(
+                device = self.dev.ordinal,
+                "the compiled matrices do not fit in VRAM: a/b/c made on the host"
+            );
+            circuit.evaluated()?
+        } else {
+            circuit
+        };
 
         // Phase 4: a worker context, then a/b/c and the plans to it (outside the interlock).
         let t0 = Instant::now();
@@ -451,7 +463,7 @@ impl CudaProver {
             .take_worker(self.dev.ordinal, &src.need, src.keep_srs)?;
         t.wait_vram_ms = ms(t0);
         let t0 = Instant::now();
-        upload(&lease, &circuit, &hp.plan, n, len, &z_inv, &src)?;
+        t.upload_bytes = upload(&lease, &circuit, &hp, n, len, &z_inv, &src, mats.is_some())?;
         t.upload_ms = ms(t0);
         // a/b/c (and the whole witness) are on the device now: free them before the kernels,
         // or hand them back.
@@ -468,7 +480,7 @@ impl CudaProver {
             out,
             wait_lock_ms,
             exclusive,
-        } = self.compute(&lease, &src)?;
+        } = self.compute(&lease, &src, mats.as_deref())?;
         t.wait_lock_ms = wait_lock_ms;
         lease.done();
         drop(src);
@@ -481,44 +493,14 @@ impl CudaProver {
         t.msm_a_ms = out.ms_msm_a;
         t.msm_b_g1_ms = out.ms_msm_b_g1;
         t.msm_b_g2_ms = out.ms_msm_b_g2;
+        t.abc_ms = out.ms_abc;
+        drop(mats);
 
         let pending = pending(r, s, &out, &hp);
         t.total_ms = ms(t_total);
         tracing::debug!(device = self.dev.ordinal, ?t, "cuda start");
         Ok((pending, t, kept))
     }
-}
-
-/// Phase 4b: stages a/b/c, 1/Z and the three plans to the worker's device buffers on its copy
-/// stream; returns once the copy stream is idle.
-fn upload(
-    lease: &Lease<'_>,
-    circuit: &Synthesized,
-    plan: &plan::ProvePlan,
-    n: usize,
-    len: usize,
-    z_inv: &Scalar,
-    src: &SrsSource,
-) -> Result<(), ProveError> {
-    let input = ffi::CInput {
-        a: circuit.a.as_ptr(),
-        b: circuit.b.as_ptr(),
-        c: circuit.c.as_ptr(),
-        abc_len: len,
-        lg_domain: n.trailing_zeros(),
-        z_inv,
-        l: cquery(&plan.l),
-        a_q: cquery(&plan.a),
-        b_q: cquery(&plan.b),
-        stream_chunk: if src.host.is_some() { src.chunk } else { 0 },
-    };
-    // SAFETY: `input` points into `circuit` and `plan`, alive and unmoved across the call;
-    // lengths were checked (abc_len ≤ 2^lg, bitmaps cover nbases bits, idx < nbases and
-    // ascending by construction of the plan). The call returns only after the copy stream is
-    // idle, so the host buffers may be freed afterwards. The worker's reservation covers
-    // every buffer the call may grow.
-    let err = unsafe { ffi::cuzk_worker_upload(lease.handle(), &input) };
-    ffi::check(err, "upload").map_err(dev_err)
 }
 
 /// Phase 6: the device sums plus the host's small parts, as a [`Pending`] whose B G2 part is
@@ -539,13 +521,19 @@ impl ProverBackend for CudaProver {
     /// so planning is all that `start` adds on the host (the staging buffers are the
     /// worker's, allocated once).
     fn start_host_bytes(&self, circuit: &Synthesized) -> Option<u64> {
+        let (a_aux, b_input, b_aux) = circuit.densities();
         Some(plan::host_bytes(
             &circuit.inputs,
             &circuit.aux,
-            &circuit.a_aux_density,
-            &circuit.b_input_density,
-            &circuit.b_aux_density,
+            a_aux,
+            b_input,
+            b_aux,
         ))
+    }
+
+    /// Deferred a/b/c are made on the device from the circuit's matrices, kept in VRAM.
+    fn evaluates_abc(&self) -> bool {
+        true
     }
 
     fn device_memory(&self) -> Option<(u64, u64)> {
@@ -566,6 +554,10 @@ impl ProverBackend for CudaProver {
 
     fn resident_bytes(&self, srs_id: u64) -> u64 {
         self.dev.mem.resident_bytes(srs_id)
+    }
+
+    fn resident_matrices_bytes(&self, srs_id: u64) -> u64 {
+        self.dev.mem.matrices_bytes_of(srs_id)
     }
 
     fn make_resident(&self, srs: &Srs) -> Result<bool, ProveError> {

@@ -36,6 +36,8 @@ mod ffi;
 #[cfg(feature = "cuda")]
 mod gpu;
 #[cfg(feature = "cuda")]
+mod matrices;
+#[cfg(feature = "cuda")]
 mod pins;
 #[cfg(feature = "cuda")]
 mod points;
@@ -63,6 +65,10 @@ pub struct VramStatus {
     pub resident_srs: usize,
     /// Of which pinned: their SRS released its host copy, so they stay until it is dropped.
     pub pinned_srs: usize,
+    /// Of `reserved`, compiled constraint matrices resident for deferred a/b/c.
+    pub reserved_matrices: u64,
+    /// Compiled circuits whose matrices are resident.
+    pub resident_matrices: usize,
     /// Worker contexts kept for reuse.
     pub idle_workers: usize,
     /// Worker contexts in a `start` now.
@@ -128,6 +134,11 @@ pub struct PhaseTimings {
     pub msm_b_g1_ms: f64,
     /// Split MSM over the B bases in G2.
     pub msm_b_g2_ms: f64,
+    /// Deferred a/b/c made on the device from the resident matrices (the witness expanded,
+    /// then A·z, B·z, C·z), inside the exclusive phase; 0 when a/b/c were uploaded.
+    pub abc_ms: f64,
+    /// Host → device bytes staged for this proof (a/b/c or the witness, and the plans).
+    pub upload_bytes: u64,
     /// Time the interlock was held (the GPU-exclusive phase).
     pub exclusive_ms: f64,
     /// Whole `start`.

@@ -23,7 +23,9 @@ impl Sizes {
     const PARTIAL: usize = 11;
     const CHUNKS: usize = 12;
     const SCRATCH: usize = 13;
-    const N: usize = 14;
+    /// Deferred a/b/c: z (inputs | aux), its value classes, the witness's own others.
+    const WITNESS: usize = 14;
+    const N: usize = 15;
 
     pub(crate) fn total(&self) -> u64 {
         self.0.iter().sum()
@@ -102,10 +104,29 @@ fn sizes_for(n: usize, q: [QueryNeed; 3], stream_chunk: Option<usize>) -> Sizes 
     s
 }
 
+/// What a deferred `start` stages beside the plans: the witness's shape, and the others it
+/// uploads itself (when the L query's were summed on the host).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WitnessNeed {
+    pub(crate) vars: usize,
+    pub(crate) own_others: usize,
+}
+
+/// The worker buffers of a deferred witness (mirroring `z`, `cls`, `wit_idx`, `wit_scalars`).
+fn witness_bytes(w: WitnessNeed) -> u64 {
+    let (v, o) = (w.vars as u64, w.own_others as u64);
+    r4k(32 * v) + r4k(v) + r4k(4 * o) + r4k(32 * o)
+}
+
 /// The device buffers one `start` needs of a worker context: a/b/c, the three plans, the
-/// gathered points, batch-addition sums, the chunk double buffer when streaming, and the MSM
-/// scratch of its largest Pippenger.
-pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Option<usize>) -> Sizes {
+/// gathered points, batch-addition sums, the chunk double buffer when streaming, the MSM
+/// scratch of its largest Pippenger, and the witness when a/b/c are deferred.
+pub(crate) fn worker_sizes(
+    n: usize,
+    plan: &plan::ProvePlan,
+    stream_chunk: Option<usize>,
+    witness: Option<WitnessNeed>,
+) -> Sizes {
     let need = |p: &plan::QueryPlan| QueryNeed {
         ones_words: if p.ones.iter().any(|w| *w != 0) {
             p.ones.len() as u64
@@ -114,11 +135,13 @@ pub(crate) fn worker_sizes(n: usize, plan: &plan::ProvePlan, stream_chunk: Optio
         },
         others: p.idx.len(),
     };
-    sizes_for(
+    let mut s = sizes_for(
         n,
         [need(&plan.l), need(&plan.a), need(&plan.b)],
         stream_chunk,
-    )
+    );
+    s.0[Sizes::WITNESS] = witness.map_or(0, witness_bytes);
+    s
 }
 
 /// Device bytes of a resident copy of `srs`.
@@ -132,13 +155,22 @@ pub(crate) fn srs_bytes(srs: &Srs) -> u64 {
 }
 
 /// An upper bound of a resident-tier worker context for a domain of `n` and an SRS of
-/// `counts`, before any plan exists: every base taken as a Pippenger point.
-pub(crate) fn worker_bound(n: usize, counts: &cuzk_groth16::params::SrsCounts) -> u64 {
+/// `counts` with `inputs` inputs, before any plan exists: every base taken as a Pippenger
+/// point, and a deferred witness.
+pub(crate) fn worker_bound(
+    n: usize,
+    counts: &cuzk_groth16::params::SrsCounts,
+    inputs: usize,
+) -> u64 {
     let all = |nb: usize| QueryNeed {
         ones_words: nb.div_ceil(64) as u64,
         others: nb,
     };
     sizes_for(n, [all(counts.l), all(counts.a), all(counts.b_g1)], None).total()
+        + witness_bytes(WitnessNeed {
+            vars: inputs + counts.l,
+            own_others: 0,
+        })
 }
 
 /// Chunk size in bases: the option rounded up to a multiple of 1024 (batch-addition blocks).

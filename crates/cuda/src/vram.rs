@@ -8,6 +8,7 @@
 //! the scratch of its largest Pippenger; see [`crate::sizes`]).
 #![allow(unsafe_code)]
 
+mod matrices;
 use crate::{ffi, sizes::Sizes, CudaOptions, VramStatus};
 use cuzk_groth16::{ProveError, Srs};
 use std::collections::{HashMap, HashSet};
@@ -60,6 +61,43 @@ impl Drop for ResidentSrs {
 impl ResidentSrs {
     /// The device copy, for `cuzk_worker_compute`.
     pub(crate) fn handle(&self) -> *const ffi::SrsHandle {
+        self.handle
+    }
+}
+
+/// One circuit's A, B, C and coefficient table on one device.
+pub(crate) struct ResidentMatrices {
+    handle: *mut ffi::MatricesHandle,
+    /// The SRS it was first used with, for status reports.
+    pub(crate) srs_id: u64,
+    /// Dropped after the handle (fields drop after `drop`).
+    pub(crate) res: Reservation,
+}
+
+// SAFETY: the handle points to device allocations only read after creation; the C++ side
+// selects the device on every call.
+unsafe impl Send for ResidentMatrices {}
+// SAFETY: as above; shared access is read-only.
+unsafe impl Sync for ResidentMatrices {}
+
+impl Drop for ResidentMatrices {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from cuzk_matrices_create and is dropped exactly once.
+        unsafe { ffi::cuzk_matrices_destroy(self.handle) };
+    }
+}
+
+impl ResidentMatrices {
+    pub(crate) fn new(handle: *mut ffi::MatricesHandle, srs_id: u64, res: Reservation) -> Self {
+        ResidentMatrices {
+            handle,
+            srs_id,
+            res,
+        }
+    }
+
+    /// The device copy, for `cuzk_worker_compute`.
+    pub(crate) fn handle(&self) -> *const ffi::MatricesHandle {
         self.handle
     }
 }
@@ -133,6 +171,11 @@ struct Mem {
     /// Resident copies whose SRS released its host points ([`DeviceMem::pin`]): never
     /// reclaimed or evicted to make room, only freed when that SRS is dropped.
     pinned: HashSet<u64>,
+    /// Compiled circuits' matrices in VRAM keyed by `CompiledCircuit::id`; one in use is
+    /// also held by the `start` using it.
+    matrices: HashMap<u64, Arc<ResidentMatrices>>,
+    /// Compiled circuit ids whose matrices are being uploaded (their bytes are reserved).
+    uploading_matrices: HashSet<u64>,
     /// Idle worker contexts, reused so device buffers and pinned staging are allocated once.
     idle: Vec<Worker>,
     /// Worker contexts taken out of `idle` (or created) and not yet given back.
@@ -151,13 +194,41 @@ impl Mem {
         Some(id) != keep && !self.pinned.contains(&id) && Arc::strong_count(r) == 1
     }
 
-    /// Bytes of resident copies nobody uses (other than `keep`).
+    /// Bytes of resident copies nobody uses (other than `keep`), matrices included.
     fn idle_srs_bytes(&self, keep: Option<u64>) -> u64 {
         self.resident
             .iter()
             .filter(|(k, r)| self.evictable(**k, r, keep))
             .map(|(_, r)| r.res.bytes)
+            .sum::<u64>()
+            + self.idle_matrices_bytes()
+    }
+
+    /// Bytes of resident matrices no `start` uses.
+    fn idle_matrices_bytes(&self) -> u64 {
+        self.matrices
+            .values()
+            .filter(|r| Arc::strong_count(r) == 1)
+            .map(|r| r.res.bytes)
             .sum()
+    }
+
+    /// Bytes of what `start`s use now, or what stays by rule: SRS copies in use, pinned or
+    /// `keep`, and matrices in use.
+    fn in_use_bytes(&self, keep: Option<u64>) -> u64 {
+        self.resident
+            .iter()
+            .filter(|(k, r)| {
+                Arc::strong_count(r) > 1 || self.pinned.contains(k) || Some(**k) == keep
+            })
+            .map(|(_, r)| r.res.bytes)
+            .sum::<u64>()
+            + self
+                .matrices
+                .values()
+                .filter(|r| Arc::strong_count(r) > 1)
+                .map(|r| r.res.bytes)
+                .sum::<u64>()
     }
 
     /// Moves idle worker contexts (all but `spare`), then idle SRS copies (not `keep`) into
@@ -196,6 +267,23 @@ impl Mem {
                 }
             }
         }
+        if got < want {
+            let ids: Vec<u64> = self
+                .matrices
+                .iter()
+                .filter(|(_, r)| Arc::strong_count(r) == 1)
+                .map(|(k, _)| *k)
+                .collect();
+            for k in ids {
+                if got >= want {
+                    break;
+                }
+                if let Some(r) = self.matrices.remove(&k) {
+                    got += r.res.bytes;
+                    out.matrices.push(r);
+                }
+            }
+        }
     }
 }
 
@@ -204,6 +292,18 @@ impl Mem {
 struct Victims {
     workers: Vec<Worker>,
     srs: Vec<Arc<ResidentSrs>>,
+    matrices: Vec<Arc<ResidentMatrices>>,
+}
+
+/// What [`DeviceMem::place_matrices`] decided.
+pub(crate) enum MatricesPlacement {
+    /// Resident already.
+    Ready(Arc<ResidentMatrices>),
+    /// To be uploaded (under the interlock) into the bytes reserved here, then handed to
+    /// [`DeviceMem::matrices_uploaded`].
+    Upload(Reservation),
+    /// They do not fit beside a worker and what is in use: a/b/c are made on the host.
+    NoRoom,
 }
 
 /// Where one proof's SRS bases come from.
@@ -237,6 +337,8 @@ impl DeviceMem {
                 reserved: 0,
                 resident: HashMap::new(),
                 uploading: HashSet::new(),
+                matrices: HashMap::new(),
+                uploading_matrices: HashSet::new(),
                 pinned: HashSet::new(),
                 idle: Vec::new(),
                 busy: 0,
@@ -288,6 +390,8 @@ impl DeviceMem {
             reserved_srs: m.resident.values().map(|r| r.res.bytes).sum(),
             resident_srs: m.resident.len(),
             pinned_srs: m.pinned.len(),
+            reserved_matrices: m.matrices.values().map(|r| r.res.bytes).sum(),
+            resident_matrices: m.matrices.len(),
             idle_workers: m.idle.len(),
             busy_workers: m.busy,
             waits: m.waits,
@@ -376,12 +480,7 @@ impl DeviceMem {
                     let _m = self.wait(m);
                     continue;
                 }
-                let in_use: u64 = m
-                    .resident
-                    .iter()
-                    .filter(|(k, r)| Arc::strong_count(r) > 1 || m.pinned.contains(k))
-                    .map(|(_, r)| r.res.bytes)
-                    .sum();
+                let in_use = m.in_use_bytes(None);
                 if bytes + need_worker + in_use > m.budget {
                     return Placement::Ready(Tier::Streamed);
                 }

@@ -103,7 +103,7 @@ pub fn bench_request(req: &ProofRequest, reps: usize) -> Result<SynthBench> {
     let mut witness = Vec::with_capacity(reps);
     let mut compiled = Vec::with_capacity(reps);
     let t = Instant::now();
-    let shape = crate::compiled::CompiledCircuit::compile(first_job(req)?.circuit_id)?;
+    let shape = crate::compiled::compile(first_job(req)?.circuit_id)?;
     let compile_time = t.elapsed();
     let mut constraints = 0;
     let mut circuit_id = String::new();

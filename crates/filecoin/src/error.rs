@@ -166,3 +166,9 @@ impl FilecoinError {
 
 /// This crate's result type.
 pub type Result<T, E = FilecoinError> = std::result::Result<T, E>;
+
+impl From<cuzk_groth16::ProveError> for FilecoinError {
+    fn from(e: cuzk_groth16::ProveError) -> FilecoinError {
+        FilecoinError::Groth16(e.into())
+    }
+}

@@ -2,7 +2,6 @@
 //! what the full recorder gives, on the real 2 KiB circuits.
 mod common;
 
-use cuzk_filecoin::compiled::CompiledCircuit;
 use cuzk_filecoin::plan;
 use cuzk_groth16::RecorderMode;
 
@@ -12,7 +11,7 @@ fn compiled_evaluation_equals_full_recording() {
     for kind in ["wpost", "winning", "porep"] {
         let req = common::request(kind);
         let full = plan(&req).unwrap().take_jobs().remove(0);
-        let shape = CompiledCircuit::compile(full.circuit_id).unwrap();
+        let shape = cuzk_filecoin::compiled::compile(full.circuit_id).unwrap();
         let full = full.run(RecorderMode::Full).unwrap();
         let witness = plan(&req).unwrap().take_jobs().remove(0);
         let fast = shape

@@ -7,7 +7,6 @@ mod common;
 
 use std::time::Instant;
 
-use cuzk_filecoin::compiled::CompiledCircuit;
 use cuzk_filecoin::partition::witness_fallbacks;
 use cuzk_filecoin::testdata::{ensure, TestdataOptions};
 use cuzk_filecoin::{plan, ProofRequest, SectorSize};
@@ -47,7 +46,7 @@ fn check(req: &ProofRequest, k: usize, what: &str, evaluate: bool) {
         panic!("{what}: aux value {i} differs");
     }
     if evaluate {
-        let shape = CompiledCircuit::compile(id).unwrap();
+        let shape = cuzk_filecoin::compiled::compile(id).unwrap();
         drop(full);
         assert!(
             shape.evaluate(w).unwrap().is_satisfied(),

@@ -6,7 +6,6 @@
 //! allocations share the process.
 mod common;
 
-use cuzk_filecoin::compiled::CompiledCircuit;
 use cuzk_filecoin::plan;
 use cuzk_groth16::RecorderMode;
 
@@ -15,7 +14,7 @@ fn porep_2k_compiled_synthesis_peak_rss_is_within_1_3x_of_its_vectors() {
     common::dir();
     let req = common::request("porep");
     let job = plan(&req).unwrap().take_jobs().remove(0);
-    let compiled = CompiledCircuit::compile(job.circuit_id).unwrap();
+    let compiled = cuzk_filecoin::compiled::compile(job.circuit_id).unwrap();
     let (s, grown) = common::peak_rss_growth(|| {
         compiled
             .evaluate(job.run(RecorderMode::WitnessOnly).unwrap())

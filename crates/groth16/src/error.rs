@@ -16,6 +16,26 @@ pub enum Error {
     Synthesis(#[from] bellpepper_core::SynthesisError),
 }
 
+/// Errors compiling a circuit's constraint matrices ([`crate::compiled::CompiledCircuit`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompileError {
+    /// The circuit's synthesis failed.
+    #[error("compiling {circuit}: {source}")]
+    Synthesis {
+        /// The circuit's name.
+        circuit: String,
+        /// The failure.
+        source: bellpepper_core::SynthesisError,
+    },
+    /// More terms or variables than 32-bit indices hold.
+    #[error("{circuit} is too large for 32-bit term indices")]
+    TooLarge {
+        /// The circuit's name.
+        circuit: String,
+    },
+}
+
 /// Errors reading or writing `.params` / `.vk` files.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

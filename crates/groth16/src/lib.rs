@@ -1,5 +1,7 @@
 //! Groth16 over BLS12-381, shaped for a proving daemon.
 //!
+//! - [`compiled`]: a circuit's A/B/C recorded once as sparse matrices; witness-only
+//!   synthesis then evaluates against them (on the host, or deferred to the prover's device).
 //! - [`recorder`]: a `bellpepper_core::ConstraintSystem` that records assignments, the
 //!   A/B/C evaluations per constraint and the [`density`] bitmaps the MSMs need.
 //! - [`params`]: Filecoin/bellperson `.params` and `.vk` files (read in parallel windows, written for tests).
@@ -11,6 +13,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod compiled;
 pub mod density;
 pub mod domain;
 pub mod error;
@@ -24,7 +27,8 @@ pub mod synthetic;
 pub mod verifier;
 
 pub use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-pub use error::{Error, ParamsError, ProveError};
+pub use compiled::CompiledCircuit;
+pub use error::{CompileError, Error, ParamsError, ProveError};
 pub use params::{Srs, VerifyingKey};
 pub use proof::{Proof, ProofDecodeError, PROOF_BYTES};
 pub use prover::{CpuProver, Pending, PendingG2, ProverBackend, Timings};

@@ -115,6 +115,15 @@ pub trait ProverBackend: Send + Sync {
         None
     }
 
+    /// Whether the backend makes deferred a/b/c ([`crate::CompiledCircuit::defer`]) itself,
+    /// from matrices it keeps on its device, so synthesis should hand it circuits with a/b/c
+    /// deferred rather than evaluate them on the host. Default `false`: every backend accepts
+    /// deferred circuits (the CPU prover evaluates them on the host first), but only one
+    /// that answers `true` saves the host their bytes.
+    fn evaluates_abc(&self) -> bool {
+        false
+    }
+
     /// Host bytes that `start` holds at its peak for `circuit` beyond the circuit's own
     /// vectors (their capacities), for a backend whose host layout differs from the CPU
     /// prover's: counted from this circuit, so a partition reserves what its `start` will
@@ -138,6 +147,13 @@ pub trait ProverBackend: Send + Sync {
     /// copy in the backend's own memory, for status reports. 0 (the default) when it holds
     /// none, or has no memory of its own.
     fn resident_bytes(&self, _srs_id: u64) -> u64 {
+        0
+    }
+
+    /// Device bytes the backend holds now for compiled constraint matrices first used with
+    /// the SRS `srs_id` (resident for deferred a/b/c), for status reports. 0 (the default)
+    /// when it holds none.
+    fn resident_matrices_bytes(&self, _srs_id: u64) -> u64 {
         0
     }
 
@@ -358,6 +374,8 @@ impl CpuProver {
         r: Scalar,
         s: Scalar,
     ) -> Result<(Pending, Timings), ProveError> {
+        // Deferred a/b/c (a device prover's layout) are evaluated here, on the host.
+        let circuit = circuit.evaluated()?;
         check_shape(srs, &circuit)?;
         let mut t = Timings::default();
         let Synthesized {
@@ -370,6 +388,7 @@ impl CpuProver {
             b_input_density,
             b_aux_density,
             num_constraints: _,
+            compiled: _,
         } = circuit;
 
         let now = Instant::now();

@@ -9,7 +9,9 @@ use bellpepper_core::{
 };
 use blstrs::Scalar;
 use ff::Field;
+use std::sync::Arc;
 
+use crate::compiled::CompiledCircuit;
 pub use crate::density::Density;
 
 mod witness;
@@ -48,6 +50,10 @@ pub struct Synthesized {
     pub b_aux_density: Density,
     /// Constraints enforced by the circuit (not counting the input constraints).
     pub num_constraints: usize,
+    /// Set when a/b/c are *deferred* ([`CompiledCircuit::defer`]): `a`, `b`, `c` and the
+    /// densities are empty and the prover evaluates these matrices against the witness (the
+    /// CUDA backend on its device; the CPU prover on the host, [`Synthesized::evaluated`]).
+    pub compiled: Option<Arc<CompiledCircuit>>,
 }
 
 const SCALAR_BYTES: usize = std::mem::size_of::<Scalar>();
@@ -191,6 +197,7 @@ impl Recorder {
             b_input_density: fresh_density(spent.b_input_density, dens(inputs)),
             b_aux_density: fresh_density(spent.b_aux_density, dens(aux)),
             num_constraints: 0,
+            compiled: None,
         };
         Recorder {
             mode,

@@ -150,6 +150,7 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                 timing_only: e.timing_only,
                 host_copy_released: e.host_released,
                 device_bytes: e.device_bytes.clone(),
+                matrices_device_bytes: e.matrices_device_bytes.clone(),
             })
             .collect(),
         queues: s

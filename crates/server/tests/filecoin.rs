@@ -7,17 +7,25 @@
 //! directory `cuzk-filecoin`'s tests use: generated once per target dir, under a file lock.
 mod common;
 
-use common::fc::{dir, request, start_filecoin};
+use common::fc::{dir, request, start_filecoin, start_filecoin_on};
 use common::{completed, status_name};
+use cuzk_groth16::{
+    CpuProver, Pending, Proof, ProveError, ProverBackend, Scalar, Srs, Synthesized,
+};
 use cuzk_server::proto::{ProveRequest, SubmitProofRequest};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use tonic::Code;
 
 /// Proves the `kind` request through `Prove` and verifies the proof with filecoin-proofs'
 /// verifier; also checks that a corrupted proof is rejected (so the check can fail).
 async fn prove_and_verify(kind: &str) {
+    prove_and_verify_on(kind, start_filecoin().await).await;
+}
+
+async fn prove_and_verify_on(kind: &str, d: common::TestDaemon) {
     dir();
     let (req, wire) = request(kind);
-    let d = start_filecoin().await;
     let mut c = d.client.clone();
     let r = c
         .prove(ProveRequest { submit: Some(wire) })
@@ -52,6 +60,60 @@ async fn prove_and_verify(kind: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn porep_c2_2k_is_proved_over_grpc_and_verifies() {
     prove_and_verify("porep").await;
+}
+
+/// The CPU prover posing as a backend that makes a/b/c itself (as the CUDA backend does on
+/// its device): it counts the circuits it is handed with a/b/c deferred, and proves them (the
+/// CPU prover evaluates the matrices on the host).
+#[derive(Default)]
+struct DeferredCpu {
+    deferred: AtomicUsize,
+    evaluated: AtomicUsize,
+}
+
+impl ProverBackend for DeferredCpu {
+    fn name(&self) -> String {
+        "deferred-cpu".into()
+    }
+    fn evaluates_abc(&self) -> bool {
+        true
+    }
+    fn start(
+        &self,
+        srs: &Srs,
+        c: Synthesized,
+        r: Scalar,
+        s: Scalar,
+    ) -> Result<Pending, ProveError> {
+        let n = if c.is_deferred() {
+            &self.deferred
+        } else {
+            &self.evaluated
+        };
+        n.fetch_add(1, Ordering::Relaxed);
+        CpuProver::new().start(srs, c, r, s)
+    }
+    fn finish(&self, srs: &Srs, p: Pending) -> Result<Proof, ProveError> {
+        CpuProver::new().finish(srs, p)
+    }
+}
+
+/// Beside a backend that makes a/b/c itself, the compiled kinds reach it with a/b/c
+/// deferred (the host held only the witness), WindowPoSt (recorded in full) with them made,
+/// and every proof verifies with filecoin-proofs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_abc_reach_a_backend_that_makes_them_and_verify() {
+    for (kind, deferred) in [("porep", 1), ("wpost", 0)] {
+        let backend = Arc::new(DeferredCpu::default());
+        let d = start_filecoin_on(vec![backend.clone()]).await;
+        prove_and_verify_on(kind, d).await;
+        assert_eq!(backend.deferred.load(Ordering::Relaxed), deferred, "{kind}");
+        assert_eq!(
+            backend.evaluated.load(Ordering::Relaxed),
+            1 - deferred,
+            "{kind}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -306,6 +306,7 @@ fn get_status_response_matches_protocol() {
             timing_only: false,
             host_copy_released: false,
             device_bytes: vec![],
+            matrices_device_bytes: vec![],
         }]
     );
     assert_eq!(

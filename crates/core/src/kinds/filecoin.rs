@@ -151,12 +151,20 @@ fn partition(job: PartitionJob) -> PartitionPlan {
         // Counted figures are what the recorder preallocates (`MemoryEstimate::recorder`).
         shape_counted: estimate.exact,
         synthesize: std::sync::Arc::new(move |ctx: SynthesisContext| {
-            let SynthesisContext { prepared, reuse } = ctx;
-            let compiled = prepared
-                .as_deref()
-                .and_then(|d| d.downcast_ref::<CompiledCircuit>());
+            let SynthesisContext {
+                prepared,
+                reuse,
+                defer_abc,
+            } = ctx;
+            let compiled = prepared.and_then(|d| d.downcast::<CompiledCircuit>().ok());
             let out = match compiled {
-                Some(c) => synthesize(RecorderMode::WitnessOnly, reuse).and_then(|w| c.evaluate(w)),
+                Some(c) => synthesize(RecorderMode::WitnessOnly, reuse).and_then(|w| {
+                    Ok(if defer_abc {
+                        c.defer(w)?
+                    } else {
+                        c.evaluate(w)?
+                    })
+                }),
                 None => synthesize(RecorderMode::Full, reuse),
             };
             out.map_err(|e| e.to_string())
@@ -224,7 +232,7 @@ impl Planner for FilecoinPlanner {
             return Ok(None);
         }
         let t0 = std::time::Instant::now();
-        let compiled = CompiledCircuit::compile(id).map_err(|e| EngineError::Srs {
+        let compiled = cuzk_filecoin::compiled::compile(id).map_err(|e| EngineError::Srs {
             circuit_id: circuit_id.to_string(),
             message: format!("compiling the circuit: {e}"),
         })?;

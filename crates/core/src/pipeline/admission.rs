@@ -92,10 +92,13 @@ pub(crate) async fn admit(
     let srs_bytes = sh.srs.size_hint(&p.circuit_id);
     // Below HIGH, the urgent reserve is not this partition's to fill.
     let total = sh.budget.limit_for(prio);
+    // a/b/c are deferred to the devices when they all make them and the circuit was compiled.
+    let deferred = sh.device_abc && acquired.handle.prepared.is_some();
     let est = sh.estimator.estimate(
         &p.circuit_id,
         shape_hint,
         shape_counted,
+        deferred,
         srs_bytes,
         total / 4,
     );
@@ -187,9 +190,14 @@ pub(crate) fn check_fits(
         }
         let known = p.shape_hint.is_some() || sh.estimator.calibrated(&p.circuit_id).is_some();
         if known {
-            let e =
-                sh.estimator
-                    .estimate(&p.circuit_id, p.shape_hint, p.shape_counted, srs, total / 4);
+            let e = sh.estimator.estimate(
+                &p.circuit_id,
+                p.shape_hint,
+                p.shape_counted,
+                false,
+                srs,
+                total / 4,
+            );
             let need = e.admission_bytes();
             let held = sh.srs.held_hint(&p.circuit_id).unwrap_or(0);
             if need + held > total {

@@ -281,6 +281,9 @@ pub(crate) struct Shared {
     pub(crate) metrics: Arc<Metrics>,
     /// Prover backends.
     pub(crate) devices: Vec<Device>,
+    /// Every prover makes a/b/c itself (`Config::device_abc`, `ProverBackend::evaluates_abc`):
+    /// synthesis defers them.
+    pub(crate) device_abc: bool,
     /// Finished partitions' buffers kept for the next synthesis (reserved, reclaimable).
     pub(crate) buffers: Arc<BufferPool>,
     /// Every job, and the request buffer.
@@ -337,6 +340,8 @@ impl Shared {
                 }) as crate::srs::MakeResident
             });
         let cpu = Arc::new(CpuPools::new(config.urgent_threads)?);
+        let device_abc =
+            config.device_abc && !backends.is_empty() && backends.iter().all(|b| b.evaluates_abc());
         let on_devices =
             !backends.is_empty() && backends.iter().all(|b| b.device_memory().is_some());
         let srs = SrsCache::new(
@@ -397,6 +402,7 @@ impl Shared {
             estimator: Estimator::default(),
             metrics,
             devices,
+            device_abc,
             buffers,
             jobs: Registry::new(request_pool),
             queue: Queue::default(),

@@ -38,6 +38,7 @@ async fn synthesize(
     let ctx = SynthesisContext {
         prepared: held.srs.prepared.clone(),
         reuse,
+        defer_abc: sh.device_abc,
     };
     // HIGH and CRITICAL partitions synthesize on their own CPU pools (`crate::cpu`).
     let (cpu, priority) = (sh.cpu.clone(), p.job.priority);

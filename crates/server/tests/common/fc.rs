@@ -3,11 +3,12 @@
 //!
 //! Test data (a sealed 2 KiB sector, one request per kind, insecure parameters) is the same
 //! directory `cuzk-filecoin`'s tests use: generated once per target dir, under a file lock.
-use super::{start_with, TestDaemon, Transport};
+use super::{start_with_backends, TestDaemon, Transport};
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
 use cuzk_core::kinds::synthetic::SyntheticPlanner;
 use cuzk_core::kinds::Router;
 use cuzk_filecoin::testdata::{shared_2k, shared_dir, Manifest};
+use cuzk_groth16::{CpuProver, ProverBackend};
 use cuzk_server::proto::{Priority, SubmitProofRequest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once, OnceLock};
@@ -36,13 +37,18 @@ pub fn data() -> &'static (PathBuf, Manifest) {
 
 /// A daemon whose planner knows synthetic circuits and the Filecoin kinds.
 pub async fn start_filecoin() -> TestDaemon {
+    start_filecoin_on(vec![Arc::new(CpuProver::default())]).await
+}
+
+/// [`start_filecoin`] proving on `backends`.
+pub async fn start_filecoin_on(backends: Vec<Arc<dyn ProverBackend>>) -> TestDaemon {
     let (dir, _) = data();
     let planner = Arc::new(Router {
         synthetic: Some(SyntheticPlanner::default()),
         other: Some(Arc::new(FilecoinPlanner::new(dir.clone()))),
     });
     let params = dir.clone();
-    start_with(Transport::Unix, planner, move |c, _| {
+    start_with_backends(Transport::Unix, planner, backends, move |c, _| {
         c.params_dir = params;
     })
     .await

@@ -78,6 +78,17 @@ pub async fn start_with(
     planner: Arc<dyn Planner>,
     tweak: impl FnOnce(&mut Config, &mut ServeOptions),
 ) -> TestDaemon {
+    let backends: Vec<Arc<dyn ProverBackend>> = vec![Arc::new(CpuProver::default())];
+    start_with_backends(transport, planner, backends, tweak).await
+}
+
+/// [`start_with`] with given prover backends.
+pub async fn start_with_backends(
+    transport: Transport,
+    planner: Arc<dyn Planner>,
+    backends: Vec<Arc<dyn ProverBackend>>,
+    tweak: impl FnOnce(&mut Config, &mut ServeOptions),
+) -> TestDaemon {
     let dir = tempfile::tempdir().expect("tempdir");
     let listen = match transport {
         Transport::Unix => ListenAddr::Unix(dir.path().join("cuzk.sock")),
@@ -88,7 +99,6 @@ pub async fn start_with(
     let mut serve = ServeOptions::new(listen);
     serve.drain_timeout = Duration::from_secs(60);
     tweak(&mut config, &mut serve);
-    let backends: Vec<Arc<dyn ProverBackend>> = vec![Arc::new(CpuProver::default())];
     let engine = Arc::new(Engine::new(config, backends, planner).expect("engine"));
     let daemon = Daemon::start(engine, serve).await.expect("daemon starts");
     let addr = daemon.addr().to_string();

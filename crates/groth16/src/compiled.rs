@@ -1,0 +1,404 @@
+//! Pre-compiled constraint matrices: walk a circuit shape's blank circuit once, keep its
+//! A, B, C as sparse matrices, and then synthesize each proof as *witness only* (no
+//! `LinearCombination` is built) followed by a sparse matrix–vector product: on the host
+//! ([`CompiledCircuit::evaluate`], parallel) or, deferred, by the prover's device
+//! ([`CompiledCircuit::defer`]: the CUDA backend keeps the matrices resident in VRAM and makes
+//! a/b/c there, so the host never holds them).
+//!
+//! Why: for the Filecoin circuits most of a bellpepper constraint system's time goes into the
+//! gadgets building `LinearCombination`s (heap vectors, sorted inserts) for every
+//! constraint — a cost every `ConstraintSystem` pays, bellperson's included. The structure is
+//! the same for every proof of a circuit shape (the Groth16 parameters are made from the blank
+//! circuit), so it can be recorded once and replayed.
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use crate::density::Density;
+use crate::error::CompileError;
+use bellpepper_core::{
+    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
+};
+use blstrs::Scalar;
+use ff::{Field, PrimeField};
+
+mod evaluate;
+#[cfg(test)]
+mod tests;
+
+/// Marks an aux variable in a column index (inputs have the bit clear).
+pub const AUX: u32 = 1 << 31;
+/// Coefficient-table slot of 1 (every table starts with it).
+pub const COEFF_ONE: u32 = 0;
+/// Coefficient-table slot of −1.
+pub const COEFF_MINUS_ONE: u32 = 1;
+
+/// One of A, B, C in compressed-row form.
+#[derive(Clone, Debug, Default)]
+struct Matrix {
+    /// `row_start[i]..row_start[i + 1]` are row `i`'s terms.
+    row_start: Vec<u32>,
+    /// Variable of each term (`AUX` bit set for aux).
+    cols: Vec<u32>,
+    /// Coefficient-table index of each term.
+    coeffs: Vec<u32>,
+}
+
+impl Matrix {
+    fn push_row(&mut self, lc: &LinearCombination<Scalar>, table: &mut CoeffTable) -> bool {
+        for (&i, c) in lc.iter_inputs() {
+            if !bool::from(c.is_zero()) {
+                self.cols.push(i as u32);
+                self.coeffs.push(table.index(c));
+            }
+        }
+        for (&i, c) in lc.iter_aux() {
+            if !bool::from(c.is_zero()) {
+                self.cols.push(i as u32 | AUX);
+                self.coeffs.push(table.index(c));
+            }
+        }
+        let end = self.cols.len();
+        self.row_start.push(end as u32);
+        end < u32::MAX as usize
+    }
+
+    fn bytes(&self) -> usize {
+        4 * (self.row_start.capacity() + self.cols.capacity() + self.coeffs.capacity())
+    }
+
+    /// Appends the rows of `other`, a sub-system's matrix: its input 0 (the sub-system's
+    /// temporary ONE) is our ONE, its other inputs follow our `inputs`, its aux follow our
+    /// `aux`, and its coefficient indices go through `remap`. False if an index overflows.
+    fn append(&mut self, other: &Matrix, remap: &[u32], inputs: usize, aux: usize) -> bool {
+        let base = self.cols.len() as u64;
+        let mut ok = true;
+        self.cols.reserve(other.cols.len());
+        for &col in &other.cols {
+            let moved = if col & AUX != 0 {
+                u64::from(col & !AUX) + aux as u64
+            } else if col == 0 {
+                0
+            } else {
+                u64::from(col) - 1 + inputs as u64
+            };
+            ok &= moved < u64::from(AUX);
+            self.cols.push(moved as u32 | (col & AUX));
+        }
+        self.coeffs
+            .extend(other.coeffs.iter().map(|&k| remap[k as usize]));
+        self.row_start
+            .reserve(other.row_start.len().saturating_sub(1));
+        for &start in other.row_start.iter().skip(1) {
+            let moved = base + u64::from(start);
+            ok &= moved < u64::from(u32::MAX);
+            self.row_start.push(moved as u32);
+        }
+        ok
+    }
+}
+
+#[derive(Debug, Default)]
+struct CoeffTable {
+    values: Vec<Scalar>,
+    index: HashMap<[u8; 32], u32>,
+}
+
+impl CoeffTable {
+    fn new() -> CoeffTable {
+        let mut t = CoeffTable::default();
+        t.index(&Scalar::ONE);
+        t.index(&-Scalar::ONE);
+        t
+    }
+
+    fn index(&mut self, c: &Scalar) -> u32 {
+        let key = c.to_repr();
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.values.len() as u32;
+        self.values.push(*c);
+        self.index.insert(key, i);
+        i
+    }
+}
+
+/// The recorded constraint system of one circuit shape.
+pub struct CompiledCircuit {
+    /// State a prover backend attaches to this circuit, at most once (the CUDA backend's
+    /// device copies of the matrices, freed when this circuit is dropped). Declared first:
+    /// fields drop in declaration order.
+    backend_cache: OnceLock<Box<dyn std::any::Any + Send + Sync>>,
+    id: u64,
+    a: Matrix,
+    b: Matrix,
+    c: Matrix,
+    coeffs: Vec<Scalar>,
+    num_inputs: usize,
+    num_aux: usize,
+    a_aux_density: Density,
+    b_input_density: Density,
+    b_aux_density: Density,
+}
+
+/// Records the structure of whatever circuit it is handed (values are ignored).
+struct Compiler {
+    a: Matrix,
+    b: Matrix,
+    c: Matrix,
+    table: CoeffTable,
+    inputs: usize,
+    aux: usize,
+    overflow: bool,
+}
+
+impl ConstraintSystem<Scalar> for Compiler {
+    type Root = Self;
+
+    /// An empty system: no input yet (the root allocates ONE, a sub-system its temporary ONE).
+    fn new() -> Self {
+        let matrix = || Matrix {
+            row_start: vec![0],
+            ..Matrix::default()
+        };
+        Compiler {
+            a: matrix(),
+            b: matrix(),
+            c: matrix(),
+            table: CoeffTable::new(),
+            inputs: 0,
+            aux: 0,
+            overflow: false,
+        }
+    }
+
+    /// Circuits that split their synthesis (storage-proofs' PoSt circuit: groups of sectors
+    /// in parallel) compile on every core; [`Compiler::extend`] appends in the order the
+    /// circuit's own sequential synthesis would have recorded.
+    fn is_extensible() -> bool {
+        true
+    }
+
+    fn extend(&mut self, other: &Self) {
+        let remap: Vec<u32> = other
+            .table
+            .values
+            .iter()
+            .map(|c| self.table.index(c))
+            .collect();
+        let (inputs, aux) = (self.inputs, self.aux);
+        let mut ok = true;
+        for (m, o) in [
+            (&mut self.a, &other.a),
+            (&mut self.b, &other.b),
+            (&mut self.c, &other.c),
+        ] {
+            ok &= m.append(o, &remap, inputs, aux);
+        }
+        self.inputs += other.inputs.saturating_sub(1);
+        self.aux += other.aux;
+        self.overflow |= other.overflow || !ok;
+    }
+
+    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.aux += 1;
+        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
+    }
+
+    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
+    where
+        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+    {
+        self.inputs += 1;
+        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
+    }
+
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    where
+        A: FnOnce() -> AR,
+        AR: Into<String>,
+        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+    {
+        let ok = self
+            .a
+            .push_row(&a(LinearCombination::zero()), &mut self.table)
+            & self
+                .b
+                .push_row(&b(LinearCombination::zero()), &mut self.table)
+            & self
+                .c
+                .push_row(&c(LinearCombination::zero()), &mut self.table);
+        self.overflow |= !ok;
+    }
+
+    fn push_namespace<NR, N>(&mut self, _: N)
+    where
+        NR: Into<String>,
+        N: FnOnce() -> NR,
+    {
+    }
+
+    fn pop_namespace(&mut self) {}
+
+    fn get_root(&mut self) -> &mut Self::Root {
+        self
+    }
+}
+
+fn density(m: &Matrix, len: usize, aux: bool) -> Density {
+    let mut d = Density::new(len);
+    for &col in &m.cols {
+        if (col & AUX != 0) == aux {
+            d.set((col & !AUX) as usize);
+        }
+    }
+    d
+}
+
+static NEXT_COMPILED_ID: AtomicU64 = AtomicU64::new(1);
+
+impl std::fmt::Debug for CompiledCircuit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledCircuit")
+            .field("id", &self.id)
+            .field("constraints", &self.num_constraints())
+            .field("inputs", &self.num_inputs)
+            .field("aux", &self.num_aux)
+            .field(
+                "terms",
+                &[self.a.cols.len(), self.b.cols.len(), self.c.cols.len()],
+            )
+            .field("coeffs", &self.coeffs.len())
+            .finish()
+    }
+}
+
+/// One of A, B, C as its compressed rows: what a device copies.
+#[derive(Clone, Copy, Debug)]
+pub struct MatrixView<'a> {
+    /// `row_start[i]..row_start[i + 1]` are row `i`'s terms (one more entry than rows).
+    pub row_start: &'a [u32],
+    /// Variable of each term: an input index, or an aux index with [`AUX`] set.
+    pub cols: &'a [u32],
+    /// Coefficient of each term, as an index into [`CompiledCircuit::coeff_table`].
+    pub coeffs: &'a [u32],
+}
+
+impl CompiledCircuit {
+    /// Walks `circuit` (a blank one will do: values are ignored) and records its A, B, C;
+    /// `name` is for errors.
+    pub fn compile<C: Circuit<Scalar>>(
+        name: &str,
+        circuit: C,
+    ) -> Result<CompiledCircuit, CompileError> {
+        let mut cs = Compiler::new();
+        // ONE is input 0, as in bellperson and our recorder.
+        cs.alloc_input(|| "", || Ok(Scalar::ONE))
+            .and_then(|_| circuit.synthesize(&mut cs))
+            .map_err(|source| CompileError::Synthesis {
+                circuit: name.to_string(),
+                source,
+            })?;
+        CompiledCircuit::from_compiler(name, cs)
+    }
+
+    fn from_compiler(name: &str, mut cs: Compiler) -> Result<CompiledCircuit, CompileError> {
+        if cs.overflow || cs.aux >= AUX as usize {
+            return Err(CompileError::TooLarge {
+                circuit: name.to_string(),
+            });
+        }
+        // Held for as long as the SRS: give back what the vectors' growth over-allocated.
+        for m in [&mut cs.a, &mut cs.b, &mut cs.c] {
+            m.row_start.shrink_to_fit();
+            m.cols.shrink_to_fit();
+            m.coeffs.shrink_to_fit();
+        }
+        let a_aux_density = density(&cs.a, cs.aux, true);
+        let b_input_density = density(&cs.b, cs.inputs, false);
+        let b_aux_density = density(&cs.b, cs.aux, true);
+        Ok(CompiledCircuit {
+            backend_cache: OnceLock::new(),
+            id: NEXT_COMPILED_ID.fetch_add(1, Ordering::Relaxed),
+            a: cs.a,
+            b: cs.b,
+            c: cs.c,
+            coeffs: cs.table.values,
+            num_inputs: cs.inputs,
+            num_aux: cs.aux,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        })
+    }
+
+    /// Process-unique identity, so backends can key device copies on it.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// State a prover backend attaches to this circuit, at most once; dropped with it.
+    pub fn backend_cache(&self) -> &OnceLock<Box<dyn std::any::Any + Send + Sync>> {
+        &self.backend_cache
+    }
+
+    /// Inputs of the circuit (ONE included).
+    pub fn num_inputs(&self) -> usize {
+        self.num_inputs
+    }
+
+    /// Aux variables of the circuit.
+    pub fn num_aux(&self) -> usize {
+        self.num_aux
+    }
+
+    /// A (0), B (1) or C (2) as compressed rows.
+    pub fn matrix(&self, which: usize) -> MatrixView<'_> {
+        let m = [&self.a, &self.b, &self.c][which.min(2)];
+        MatrixView {
+            row_start: &m.row_start,
+            cols: &m.cols,
+            coeffs: &m.coeffs,
+        }
+    }
+
+    /// The distinct coefficients; slot [`COEFF_ONE`] is 1 and [`COEFF_MINUS_ONE`] is −1.
+    pub fn coeff_table(&self) -> &[Scalar] {
+        &self.coeffs
+    }
+
+    /// (A's aux, B's inputs, B's aux) densities: the variables each query has a base for.
+    pub fn densities(&self) -> (&Density, &Density, &Density) {
+        (
+            &self.a_aux_density,
+            &self.b_input_density,
+            &self.b_aux_density,
+        )
+    }
+
+    /// Constraints of the circuit.
+    pub fn num_constraints(&self) -> usize {
+        self.a.row_start.len() - 1
+    }
+
+    /// Bytes the matrices and densities hold.
+    pub fn heap_bytes(&self) -> usize {
+        self.a.bytes()
+            + self.b.bytes()
+            + self.c.bytes()
+            + 32 * self.coeffs.len()
+            + self.a_aux_density.heap_bytes()
+            + self.b_input_density.heap_bytes()
+            + self.b_aux_density.heap_bytes()
+    }
+}
