@@ -24,7 +24,7 @@
 //! [srs]
 //! params_dir = "/var/tmp/filecoin-proof-parameters"
 //! preload = ["porep-32g"]
-//! release_host_copy = true  # drop an SRS's host copy once every device holds it in VRAM
+//! release_host_copy = true  # drop an SRS's host copy (and its matrices') once every device holds it in VRAM
 //! keep_idle = "10m"         # an idle SRS used within this is evicted only when waiting can't help
 //! device_abc = true         # GPU provers make a/b/c from the compiled matrices in VRAM
 //!
@@ -116,7 +116,9 @@ pub struct Config {
     /// there while the SRS is loaded; `ProverBackend::make_resident`), drop the host copy of its
     /// points and give its bytes back to the budget; the few points the host still needs are
     /// read from the parameter file. Needs parameters read from a file and backends that can
-    /// (the CPU prover cannot, so nothing is released beside one). Default true.
+    /// (the CPU prover cannot, so nothing is released beside one). With `device_abc` in force,
+    /// the circuit's compiled matrices follow (`ProverBackend::make_matrices_resident`).
+    /// Default true.
     pub release_host_srs: bool,
     /// When every prover backend makes a/b/c itself from the compiled constraint matrices
     /// (`ProverBackend::evaluates_abc`: the CUDA backend, which keeps them in VRAM beside the

@@ -74,6 +74,12 @@ pub struct SrsEntryStatus {
 /// of them did, so its host copy may be released (see `ProverBackend::make_resident`).
 pub type MakeResident = Arc<dyn Fn(&Srs) -> bool + Send + Sync>;
 
+/// Makes a compiled circuit's matrices resident in every backend's own memory beside its SRS,
+/// pinned while the circuit lives; true when all of them did, so their host copy may be
+/// dropped (see `ProverBackend::make_matrices_resident`).
+pub type MakeMatricesResident =
+    Arc<dyn Fn(&Srs, &cuzk_groth16::CompiledCircuit) -> bool + Send + Sync>;
+
 /// A loaded SRS with what is derived from it once.
 pub struct LoadedSrs {
     /// The circuit id.
@@ -149,6 +155,9 @@ struct Inner {
     /// Whether every backend is expected to say yes (each has a device of its own): then an
     /// SRS not yet loaded is expected to hold only its prepared data once loaded.
     expect_release: bool,
+    /// Set when a loaded SRS's compiled matrices should leave host memory once the backends
+    /// hold them (and its host copy was released): the backends make a/b/c themselves.
+    make_matrices_resident: OnceLock<MakeMatricesResident>,
     /// Loads for urgent work run on the urgent CPU pools.
     cpu: Arc<CpuPools>,
     /// How long an idle entry is kept against the backlog ([`SrsCache::reclaim`]).
@@ -224,6 +233,7 @@ impl SrsCache {
                 allow_timing_only,
                 expect_release: expect_release && make_resident.is_some(),
                 make_resident,
+                make_matrices_resident: OnceLock::new(),
                 cpu,
                 keep_idle,
                 state: Mutex::new(State {
@@ -380,6 +390,12 @@ impl SrsCache {
             );
         }
         let (srs, host_released_bytes) = self.release_host_copy(circuit_id, srs).await?;
+        let (srs, prepared) = if host_released_bytes > 0 {
+            self.release_host_matrices(circuit_id, srs, prepared)
+                .await?
+        } else {
+            (srs, prepared)
+        };
         // Account what is really held; a file larger than its points only shrinks it.
         let actual = srs.size_bytes() + prepared.as_ref().map_or(0, |p| p.bytes);
         if actual < reservation.bytes() {
@@ -646,5 +662,6 @@ impl Drop for LoadLockEntry<'_> {
     }
 }
 
+mod residency;
 #[cfg(test)]
 mod tests;

@@ -291,7 +291,7 @@ impl CudaProver {
     fn resident_matrices(
         &self,
         srs: &Srs,
-        c: &Arc<cuzk_groth16::CompiledCircuit>,
+        c: &cuzk_groth16::CompiledCircuit,
         need_worker: u64,
         keep_srs: Option<u64>,
     ) -> Option<Arc<ResidentMatrices>> {
@@ -554,6 +554,27 @@ impl ProverBackend for CudaProver {
 
     fn resident_bytes(&self, srs_id: u64) -> u64 {
         self.dev.mem.resident_bytes(srs_id)
+    }
+
+    /// Uploads the matrices beside `srs` (if not resident yet) and pins them until `compiled`
+    /// is dropped: false when they do not fit beside one worker context's upper bound and
+    /// what is in use, or the upload failed.
+    fn make_matrices_resident(
+        &self,
+        srs: &Srs,
+        compiled: &cuzk_groth16::CompiledCircuit,
+    ) -> Result<bool, ProveError> {
+        let n = srs.counts().h + 1;
+        if !n.is_power_of_two() || compiled.host_matrices_released() {
+            return Ok(false);
+        }
+        let need = worker_bound(n, &srs.counts(), srs.vk().ic.len());
+        let Some(r) = self.resident_matrices(srs, compiled, need, Some(srs.id())) else {
+            return Ok(false);
+        };
+        let pinned = self.dev.mem.pin_matrices(compiled.id());
+        drop(r);
+        Ok(pinned)
     }
 
     fn resident_matrices_bytes(&self, srs_id: u64) -> u64 {

@@ -29,6 +29,9 @@ pub(crate) fn matrices_bytes(c: &CompiledCircuit) -> u64 {
 /// Checks every term of `c` against its shape, so the device never reads out of bounds: the
 /// matrices are our compiler's, but the check is one parallel pass at upload.
 fn check(c: &CompiledCircuit) -> Result<(), String> {
+    if c.host_matrices_released() {
+        return Err("the compiled matrices' host copy was released: nothing to upload".into());
+    }
     let (ni, na, nt) = (c.num_inputs(), c.num_aux(), c.coeff_table().len());
     let rows = c.num_constraints();
     if ni == 0 || nt < 2 || na >= AUX as usize {

@@ -176,6 +176,8 @@ struct Mem {
     matrices: HashMap<u64, Arc<ResidentMatrices>>,
     /// Compiled circuit ids whose matrices are being uploaded (their bytes are reserved).
     uploading_matrices: HashSet<u64>,
+    /// Matrices whose circuit dropped its host copy: never reclaimed, freed with the circuit.
+    pinned_matrices: HashSet<u64>,
     /// Idle worker contexts, reused so device buffers and pinned staging are allocated once.
     idle: Vec<Worker>,
     /// Worker contexts taken out of `idle` (or created) and not yet given back.
@@ -204,12 +206,17 @@ impl Mem {
             + self.idle_matrices_bytes()
     }
 
-    /// Bytes of resident matrices no `start` uses.
+    /// Whether the matrices `id` may be freed to make room (not pinned, used by no `start`).
+    fn matrices_evictable(&self, id: u64, r: &Arc<ResidentMatrices>) -> bool {
+        !self.pinned_matrices.contains(&id) && Arc::strong_count(r) == 1
+    }
+
+    /// Bytes of resident matrices no `start` uses (pinned ones excluded).
     fn idle_matrices_bytes(&self) -> u64 {
         self.matrices
-            .values()
-            .filter(|r| Arc::strong_count(r) == 1)
-            .map(|r| r.res.bytes)
+            .iter()
+            .filter(|(k, r)| self.matrices_evictable(**k, r))
+            .map(|(_, r)| r.res.bytes)
             .sum()
     }
 
@@ -225,9 +232,9 @@ impl Mem {
             .sum::<u64>()
             + self
                 .matrices
-                .values()
-                .filter(|r| Arc::strong_count(r) > 1)
-                .map(|r| r.res.bytes)
+                .iter()
+                .filter(|(k, r)| !self.matrices_evictable(**k, r))
+                .map(|(_, r)| r.res.bytes)
                 .sum::<u64>()
     }
 
@@ -271,7 +278,7 @@ impl Mem {
             let ids: Vec<u64> = self
                 .matrices
                 .iter()
-                .filter(|(_, r)| Arc::strong_count(r) == 1)
+                .filter(|(k, r)| self.matrices_evictable(**k, r))
                 .map(|(k, _)| *k)
                 .collect();
             for k in ids {
@@ -339,6 +346,7 @@ impl DeviceMem {
                 uploading: HashSet::new(),
                 matrices: HashMap::new(),
                 uploading_matrices: HashSet::new(),
+                pinned_matrices: HashSet::new(),
                 pinned: HashSet::new(),
                 idle: Vec::new(),
                 busy: 0,

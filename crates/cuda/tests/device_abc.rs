@@ -263,3 +263,46 @@ fn real_2k_filecoin_kinds_device_abc_equal_cpu_and_verify() {
         gpu.evict(srs.id());
     }
 }
+
+#[test]
+fn released_host_matrices_prove_from_the_pinned_vram_copy() {
+    let _s = serial();
+    let Some(gpu) = gpu_with(CudaOptions::default()) else {
+        return;
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let sp = spec(14, 1.0, 0.25, 0.92, 4);
+    let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
+    // The CPU's reference keeps its own host copy.
+    let reference = CompiledCircuit::compile("synthetic", sp.circuit()).expect("compile");
+    let mut compiled = CompiledCircuit::compile("synthetic", sp.circuit()).expect("compile");
+    assert!(gpu
+        .make_matrices_resident(&srs, &compiled)
+        .expect("resident"));
+    assert!(compiled.release_host_matrices() > 0);
+    // Released, they cannot be uploaded again: a second ask says no.
+    assert!(!gpu.make_matrices_resident(&srs, &compiled).unwrap());
+    let compiled = Arc::new(compiled);
+    // Pinned: trimming frees idle contexts and copies, not these.
+    gpu.trim();
+    assert_eq!(gpu.vram_status().resident_matrices, 1);
+    let witness = Recorder::synthesize(sp.circuit(), RecorderMode::WitnessOnly).expect("witness");
+    let public = witness.inputs[1..].to_vec();
+    let (r, s) = random_blinding(&mut rng);
+    let cpu = CpuProver::new()
+        .prove(&srs, reference.evaluate(witness.clone()).unwrap(), r, s)
+        .unwrap();
+    let deferred = compiled.defer(witness).expect("defer");
+    let (p, t) = gpu.start_timed(&srs, deferred, r, s).expect("gpu");
+    assert!(t.abc_ms > 0.0);
+    let p = gpu.finish(&srs, p).unwrap();
+    assert_eq!(p.to_bytes(), cpu.to_bytes());
+    let pvk = PreparedVerifyingKey::from(srs.vk());
+    assert!(verify_proof(&pvk, &p, &public).unwrap());
+    drop(compiled);
+    assert_eq!(
+        gpu.vram_status().resident_matrices,
+        0,
+        "freed with its circuit"
+    );
+}

@@ -135,8 +135,11 @@ pub struct CompiledCircuit {
     b: Matrix,
     c: Matrix,
     coeffs: Vec<Scalar>,
+    num_constraints: usize,
     num_inputs: usize,
     num_aux: usize,
+    /// The matrices' host copy was dropped ([`CompiledCircuit::release_host_matrices`]).
+    released: bool,
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
@@ -324,6 +327,7 @@ impl CompiledCircuit {
             m.cols.shrink_to_fit();
             m.coeffs.shrink_to_fit();
         }
+        let num_constraints = cs.a.row_start.len() - 1;
         let a_aux_density = density(&cs.a, cs.aux, true);
         let b_input_density = density(&cs.b, cs.inputs, false);
         let b_aux_density = density(&cs.b, cs.aux, true);
@@ -333,9 +337,11 @@ impl CompiledCircuit {
             a: cs.a,
             b: cs.b,
             c: cs.c,
+            num_constraints,
             coeffs: cs.table.values,
             num_inputs: cs.inputs,
             num_aux: cs.aux,
+            released: false,
             a_aux_density,
             b_input_density,
             b_aux_density,
@@ -362,7 +368,26 @@ impl CompiledCircuit {
         self.num_aux
     }
 
-    /// A (0), B (1) or C (2) as compressed rows.
+    /// Drops the host copy of A, B and C (the devices hold theirs: `ProverBackend::
+    /// make_matrices_resident`); returns the bytes freed. The shape, the densities and the
+    /// coefficient table stay. From then on [`CompiledCircuit::evaluate`] refuses (a/b/c can
+    /// only be made where the matrices are), [`CompiledCircuit::defer`] still works, and
+    /// [`CompiledCircuit::matrix`] views are empty.
+    pub fn release_host_matrices(&mut self) -> u64 {
+        let freed = (self.a.bytes() + self.b.bytes() + self.c.bytes()) as u64;
+        for m in [&mut self.a, &mut self.b, &mut self.c] {
+            *m = Matrix::default();
+        }
+        self.released = true;
+        freed
+    }
+
+    /// Whether the matrices' host copy was dropped.
+    pub fn host_matrices_released(&self) -> bool {
+        self.released
+    }
+
+    /// A (0), B (1) or C (2) as compressed rows (empty once released).
     pub fn matrix(&self, which: usize) -> MatrixView<'_> {
         let m = [&self.a, &self.b, &self.c][which.min(2)];
         MatrixView {
@@ -388,7 +413,7 @@ impl CompiledCircuit {
 
     /// Constraints of the circuit.
     pub fn num_constraints(&self) -> usize {
-        self.a.row_start.len() - 1
+        self.num_constraints
     }
 
     /// Bytes the matrices and densities hold.

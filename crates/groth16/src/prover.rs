@@ -150,6 +150,19 @@ pub trait ProverBackend: Send + Sync {
         0
     }
 
+    /// Makes a copy of `compiled`'s matrices of the backend's own (in VRAM, beside `srs`) that
+    /// lasts as long as `compiled` does, so that its owner may drop their host copy
+    /// ([`crate::CompiledCircuit::release_host_matrices`]). `Ok(true)` when such a copy now
+    /// exists. `Ok(false)` (the default, and the CPU prover's answer) when the backend needs
+    /// the host copy.
+    fn make_matrices_resident(
+        &self,
+        _srs: &Srs,
+        _compiled: &crate::CompiledCircuit,
+    ) -> Result<bool, ProveError> {
+        Ok(false)
+    }
+
     /// Device bytes the backend holds now for compiled constraint matrices first used with
     /// the SRS `srs_id` (resident for deferred a/b/c), for status reports. 0 (the default)
     /// when it holds none.

@@ -353,6 +353,24 @@ impl Shared {
             cpu.clone(),
             config.srs_keep_idle,
         );
+        if device_abc && config.release_host_srs {
+            let backends = backends.clone();
+            srs.set_matrices_residency(Arc::new(move |srs, compiled| {
+                // Every backend is asked (no short cut): each pins its own copy.
+                let mut all = true;
+                for b in &backends {
+                    match b.make_matrices_resident(srs, compiled) {
+                        Ok(true) => {}
+                        Ok(false) => all = false,
+                        Err(e) => {
+                            tracing::warn!(backend = %b.name(), err = %e, "making compiled matrices resident failed; their host copy is kept");
+                            all = false;
+                        }
+                    }
+                }
+                all
+            }));
+        }
         let buffers = Arc::new(BufferPool::new(config.reuse_buffers));
         {
             // Kept partition buffers go first (cheap to make again), then idle SRSs.

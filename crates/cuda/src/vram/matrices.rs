@@ -18,9 +18,23 @@ impl DeviceMem {
     /// Drops the matrices of compiled circuit `id` (freed once no `start` uses them): the
     /// circuit is being dropped.
     pub(crate) fn drop_matrices(&self, id: u64) {
-        let r = lock(&self.mem).matrices.remove(&id);
+        let mut m = lock(&self.mem);
+        m.pinned_matrices.remove(&id);
+        let r = m.matrices.remove(&id);
+        drop(m);
         drop(r);
         self.cv.notify_all();
+    }
+
+    /// Pins the resident matrices `id`, if there are some: they stay until their circuit is
+    /// dropped ([`DeviceMem::drop_matrices`]). Returns whether they are pinned now.
+    pub(crate) fn pin_matrices(&self, id: u64) -> bool {
+        let mut m = lock(&self.mem);
+        if !m.matrices.contains_key(&id) {
+            return false;
+        }
+        m.pinned_matrices.insert(id);
+        true
     }
 
     /// Where the matrices of compiled circuit `id` (`bytes` on the device) come from for one

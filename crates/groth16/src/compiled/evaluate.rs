@@ -18,6 +18,13 @@ impl CompiledCircuit {
     /// densities.
     pub fn evaluate(&self, mut witness: Synthesized) -> Result<Synthesized, ProveError> {
         self.check_witness(&witness)?;
+        if self.released {
+            return Err(ProveError::Unavailable(
+                "the compiled matrices' host copy was released (the devices hold them): a/b/c \
+                 can only be made on a device"
+                    .into(),
+            ));
+        }
         let n = self.num_constraints();
         let rows = n + witness.inputs.len();
         // Most aux values of Filecoin circuits are bits: classify once, so a term on a 0 is

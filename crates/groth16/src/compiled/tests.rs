@@ -138,3 +138,31 @@ fn a_deferred_circuit_evaluates_on_the_host_as_an_evaluated_one() {
         Err(ProveError::ShapeMismatch { .. })
     ));
 }
+
+#[test]
+fn released_matrices_still_defer_but_no_longer_evaluate() {
+    let parts = Parts {
+        parts: 3,
+        split: false,
+    };
+    let mut compiled = compile(parts);
+    let before = compiled.heap_bytes();
+    let rows = compiled.num_constraints();
+    let freed = compiled.release_host_matrices();
+    assert!(freed > 0 && compiled.host_matrices_released());
+    assert_eq!(compiled.heap_bytes() as u64, before as u64 - freed);
+    assert_eq!(compiled.num_constraints(), rows);
+    assert!(compiled.matrix(0).cols.is_empty());
+    let compiled = Arc::new(compiled);
+    let witness = || Recorder::synthesize(parts, RecorderMode::WitnessOnly).expect("witness");
+    let deferred = compiled.defer(witness()).expect("defer");
+    assert!(deferred.is_deferred());
+    assert!(matches!(
+        compiled.evaluate(witness()),
+        Err(ProveError::Unavailable(_))
+    ));
+    assert!(matches!(
+        deferred.evaluated(),
+        Err(ProveError::Unavailable(_))
+    ));
+}
