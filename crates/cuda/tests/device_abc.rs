@@ -7,10 +7,13 @@
 //! Needs a CUDA device (skips with a message where there is none).
 #![cfg(feature = "cuda")]
 
+mod common;
+
+use common::{serial, spec};
+
 use cuzk_cuda::{CudaOptions, CudaProver};
 use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::setup::generate_params;
-use cuzk_groth16::synthetic::SyntheticSpec;
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use cuzk_groth16::{
     CompiledCircuit, CpuProver, Proof, ProverBackend, Recorder, RecorderMode, Scalar, Srs,
@@ -19,35 +22,10 @@ use cuzk_groth16::{
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// One test at a time: they share device 0's options and memory state.
-fn serial() -> MutexGuard<'static, ()> {
-    static M: Mutex<()> = Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
+use std::sync::{Arc, Mutex};
 
 fn gpu_with(options: CudaOptions) -> Option<CudaProver> {
-    if cuzk_cuda::devices().is_empty() {
-        eprintln!("no CUDA device: skipping");
-        return None;
-    }
-    let g = CudaProver::with_options(0, options).expect("device 0");
-    g.trim();
-    Some(g)
-}
-
-fn spec(log_n: u32, a: f64, b: f64, bools: f64, seed: u64) -> SyntheticSpec {
-    let inputs = 3;
-    SyntheticSpec {
-        constraints: (1usize << log_n) - inputs - 1,
-        inputs,
-        aux_ratio: 1.0,
-        a_density: a,
-        b_density: b,
-        bool_fraction: bools,
-        seed,
-    }
+    common::has_device().then(|| common::gpu_with(options))
 }
 
 /// Proves `witness` deferred on the GPU, evaluated on the GPU and on the CPU with the same

@@ -8,6 +8,10 @@
 //! time (`serial`), each setting the options it needs.
 #![cfg(feature = "cuda")]
 
+mod common;
+
+use common::{gpu_with, has_device, serial, spec};
+
 use cuzk_cuda::{CudaOptions, CudaProver};
 use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::setup::generate_params;
@@ -19,28 +23,7 @@ use cuzk_groth16::{
 use ff::Field;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// One test at a time: they share device 0's options and memory state.
-fn serial() -> MutexGuard<'static, ()> {
-    static M: Mutex<()> = Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn has_device() -> bool {
-    if cuzk_cuda::devices().is_empty() {
-        eprintln!("no CUDA device: skipping");
-        return false;
-    }
-    true
-}
-
-/// Device 0 with `options`; idle contexts and SRS copies of earlier tests freed.
-fn gpu_with(options: CudaOptions) -> CudaProver {
-    let g = CudaProver::with_options(0, options).expect("device 0");
-    g.trim();
-    g
-}
+use std::sync::{Arc, Mutex};
 
 fn gpu() -> Option<CudaProver> {
     has_device().then(|| gpu_with(CudaOptions::default()))
@@ -51,20 +34,6 @@ fn log_sizes(default: &[u32]) -> Vec<u32> {
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| default.to_vec())
-}
-
-/// A spec whose domain is exactly 2^log_n.
-fn spec(log_n: u32, a: f64, b: f64, bools: f64, seed: u64) -> SyntheticSpec {
-    let inputs = 3;
-    SyntheticSpec {
-        constraints: (1usize << log_n) - inputs - 1,
-        inputs,
-        aux_ratio: 1.0,
-        a_density: a,
-        b_density: b,
-        bool_fraction: bools,
-        seed,
-    }
 }
 
 fn synth(spec: &SyntheticSpec) -> Synthesized {
