@@ -43,6 +43,7 @@ pub(crate) use with_tree;
 pub mod bench;
 pub mod compiled;
 pub mod error;
+mod native;
 pub mod params;
 pub mod partition;
 pub mod plan;

@@ -74,6 +74,30 @@ pub fn witness_fallbacks() -> u64 {
     WITNESS_FALLBACKS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+static NATIVE_MISMATCHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Circuit shapes whose native witness (`native`) differed from the circuit's gadgets when
+/// compared at run time, since the process started: each turned the native path off for
+/// that shape and is logged as an error.
+pub fn native_witness_mismatches() -> u64 {
+    NATIVE_MISMATCHES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static NATIVE_PARTITIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Partitions whose witness was computed natively (`native`) since the process started.
+pub fn native_witness_partitions() -> u64 {
+    NATIVE_PARTITIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+pub(crate) fn count_native_partition() {
+    NATIVE_PARTITIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn count_native_mismatch() {
+    NATIVE_MISMATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 impl Synthesis for Recorded {
     type Work = SynthFn;
 

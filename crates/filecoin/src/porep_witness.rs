@@ -16,6 +16,7 @@
 //! The result is checked against the circuit's counted shape; a mismatch is an error (the
 //! caller falls back to the sequential synthesis, loudly). Bit-exactness with the gadget path
 //! is tested on real 2 KiB and 8 MiB data (`tests/porep_witness.rs`).
+use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
@@ -25,6 +26,8 @@ use rayon::prelude::*;
 use storage_proofs_porep::stacked::{self, StackedCircuit};
 
 use cuzk_groth16::{Recorder, RecorderMode, Synthesized};
+
+use crate::native;
 
 type G = DefaultPieceHasher;
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
@@ -45,6 +48,126 @@ struct Counts {
     aux: usize,
     inputs: usize,
     constraints: usize,
+}
+
+/// What a native challenge's recorder holds before the challenge: the variables of `comm_c`
+/// and `comm_r_last`.
+const NATIVE_LEAD: Counts = Counts {
+    aux: 2,
+    inputs: 0,
+    constraints: 0,
+};
+
+/// One challenge's recording, and the lead (the prefix's values again) its values start after.
+struct Part {
+    w: Synthesized,
+    lead: Counts,
+}
+
+impl Part {
+    fn new(cs: Recorder, lead: Counts) -> Result<Part, SynthesisError> {
+        let c = counts(&cs);
+        if c.aux < lead.aux || c.inputs < lead.inputs || c.constraints < lead.constraints {
+            return Err(SynthesisError::Unsatisfiable);
+        }
+        Ok(Part {
+            w: cs.into_synthesized(),
+            lead,
+        })
+    }
+
+    fn aux(&self) -> &[Scalar] {
+        &self.w.aux[self.lead.aux..]
+    }
+
+    fn inputs(&self) -> &[Scalar] {
+        &self.w.inputs[self.lead.inputs..]
+    }
+
+    fn constraints(&self) -> usize {
+        self.w.num_constraints - self.lead.constraints
+    }
+
+    /// The same challenge's values, inputs and constraint count.
+    fn same_values(&self, other: &Part) -> bool {
+        self.aux() == other.aux()
+            && self.inputs() == other.inputs()
+            && self.constraints() == other.constraints()
+    }
+}
+
+/// Whether the native labeling is used for a circuit shape (keyed by tree type and layers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NativeState {
+    /// Not yet compared with the gadgets in this process.
+    Unchecked,
+    /// Compared, equal.
+    Checked,
+    /// Compared, different: the gadgets from now on.
+    Off,
+}
+
+type NativeKey = (std::any::TypeId, usize);
+
+static NATIVE: std::sync::Mutex<Vec<(NativeKey, NativeState)>> = std::sync::Mutex::new(Vec::new());
+
+fn native_key<Tree: 'static + MerkleTreeTrait>(vanilla: &[VanillaSealProof<Tree>]) -> NativeKey
+where
+    Domain<Tree>: serde::de::DeserializeOwned,
+{
+    let layers = vanilla
+        .first()
+        .and_then(|p| p.replica_column_proofs.drg_parents.first())
+        .and_then(|c| native::porep::column_parts(c).ok())
+        .map_or(0, |(rows, _)| rows.len());
+    (std::any::TypeId::of::<Tree>(), layers)
+}
+
+fn native_state(key: NativeKey) -> NativeState {
+    let table = NATIVE.lock().unwrap_or_else(|e| e.into_inner());
+    table
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(NativeState::Unchecked, |(_, s)| *s)
+}
+
+fn set_native_state(key: NativeKey, state: NativeState) {
+    let mut table = NATIVE.lock().unwrap_or_else(|e| e.into_inner());
+    match table.iter_mut().find(|(k, _)| *k == key) {
+        // Off is final: a later equal check does not turn it back on.
+        Some((_, s)) => *s = if *s == NativeState::Off { *s } else { state },
+        None => table.push((key, state)),
+    }
+}
+
+/// The run-time check: the native challenges are kept (and the shape marked checked) when
+/// the first equals the gadgets' `gadget[0]`; otherwise the shape's native path is turned
+/// off, loudly, and `None` says to redo the partition with the gadgets.
+fn reconcile<Tree>(key: NativeKey, native: Vec<Part>, gadget: Vec<Part>) -> Option<Vec<Part>> {
+    match (native.first(), gadget.first()) {
+        (Some(n), Some(g)) if n.same_values(g) => {
+            set_native_state(key, NativeState::Checked);
+            crate::partition::count_native_partition();
+            Some(native)
+        }
+        (n, g) => {
+            set_native_state(key, NativeState::Off);
+            crate::partition::count_native_mismatch();
+            let first_difference = n
+                .zip(g)
+                .and_then(|(n, g)| n.aux().iter().zip(g.aux()).position(|(a, b)| a != b));
+            tracing::error!(
+                circuit = std::any::type_name::<Tree>(),
+                native_aux = n.map(|n| n.aux().len()),
+                gadget_aux = g.map(|g| g.aux().len()),
+                first_difference,
+                "the native PoRep labeling differs from the circuit's gadgets on this \
+                 partition's first challenge; the native path is off for this circuit shape \
+                 from now on, and the partition is synthesized with the gadgets"
+            );
+            None
+        }
+    }
 }
 
 fn counts(r: &Recorder) -> Counts {
@@ -105,11 +228,20 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
     /// so the challenges together hold one more copy of the witness, never a grown one. With a
     /// finished partition's a/b/c kept for reuse, that is exactly the proving phase's
     /// reservation (a/b/c plus twice the assignment).
+    ///
+    /// The challenges go through the native labeling (`native::porep`) unless it was found to
+    /// differ from the gadgets for this circuit shape. The first partition of each shape in a
+    /// process also runs its first challenge through the gadgets, beside the native
+    /// challenges, and compares them value for value: a mismatch is logged as an error, turns
+    /// the native path off for the shape and redoes the partition with the gadgets.
     pub(crate) fn witness(
         self,
         mut recorder: Recorder,
         total_aux: usize,
-    ) -> Result<Synthesized, SynthesisError> {
+    ) -> Result<Synthesized, SynthesisError>
+    where
+        Domain<Tree>: serde::de::DeserializeOwned,
+    {
         if recorder.mode() != RecorderMode::WitnessOnly {
             return Err(SynthesisError::Unsatisfiable);
         }
@@ -117,34 +249,130 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
         let before = counts(&recorder);
         self.synthesize(&mut recorder, &[])?;
         let after = counts(&recorder);
-        // What the prefix records past ONE: each challenge's recording starts with it again.
+        // What the prefix records past ONE: each gadget challenge's recording starts with it
+        // again.
         let lead = Counts {
             aux: after.aux - before.aux,
             inputs: after.inputs - before.inputs,
             constraints: after.constraints - before.constraints,
         };
         let share = lead.aux + total_aux.saturating_sub(after.aux) / self.vanilla.len().max(1);
-        let parts: Vec<Synthesized> = self
-            .vanilla
+        let key = native_key::<Tree>(self.vanilla);
+        let parts = match native_state(key) {
+            NativeState::Off => self.gadget_parts(lead, share, self.vanilla.len())?,
+            NativeState::Checked => {
+                crate::partition::count_native_partition();
+                self.native_parts(share)?
+            }
+            NativeState::Unchecked => {
+                let (native, gadget) = rayon::join(
+                    || self.native_parts(share),
+                    || self.gadget_parts(lead, share, 1),
+                );
+                match reconcile::<Tree>(key, native?, gadget?) {
+                    Some(native) => native,
+                    None => self.gadget_parts(lead, share, self.vanilla.len())?,
+                }
+            }
+        };
+        let mut out = recorder.into_synthesized();
+        out.aux.reserve(parts.iter().map(|p| p.aux().len()).sum());
+        for p in parts {
+            out.aux.extend_from_slice(p.aux());
+            out.inputs.extend_from_slice(p.inputs());
+            out.num_constraints += p.constraints();
+        }
+        Ok(out)
+    }
+
+    /// The first `n` challenges through the crate's own synthesis (the prefix again, then
+    /// dropped).
+    fn gadget_parts(
+        &self,
+        lead: Counts,
+        share: usize,
+        n: usize,
+    ) -> Result<Vec<Part>, SynthesisError> {
+        self.vanilla[..n.min(self.vanilla.len())]
             .par_chunks(1)
             .map(|challenge| {
                 let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
                 self.synthesize(&mut cs, challenge)?;
-                let c = counts(&cs);
-                if c.aux < lead.aux || c.inputs < lead.inputs || c.constraints < lead.constraints {
-                    return Err(SynthesisError::Unsatisfiable);
-                }
-                Ok(cs.into_synthesized())
+                Part::new(cs, lead)
             })
-            .collect::<Result<_, _>>()?;
-        let mut out = recorder.into_synthesized();
-        out.aux
-            .reserve(parts.iter().map(|p| p.aux.len() - lead.aux).sum());
-        for p in parts {
-            out.aux.extend_from_slice(&p.aux[lead.aux..]);
-            out.inputs.extend_from_slice(&p.inputs[lead.inputs..]);
-            out.num_constraints += p.num_constraints - lead.constraints;
+            .collect()
+    }
+
+    /// Every challenge with its labeling computed natively.
+    fn native_parts(&self, share: usize) -> Result<Vec<Part>, SynthesisError>
+    where
+        Domain<Tree>: serde::de::DeserializeOwned,
+    {
+        let prefix = native::porep::Prefix::new(self.replica_id.into());
+        let (comm_c, comm_r_last): (Scalar, Scalar) = (self.comm_c.into(), self.comm_r_last.into());
+        self.vanilla
+            .par_iter()
+            .map(|challenge| {
+                let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
+                let c = AllocatedNum::alloc(&mut cs, || Ok(comm_c))?;
+                let r = AllocatedNum::alloc(&mut cs, || Ok(comm_r_last))?;
+                native::porep::challenge::<Tree>(&mut cs, &prefix, &c, &r, challenge)?;
+                Part::new(cs, NATIVE_LEAD)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A challenge's recording of `values` after a lead of one aux value, with a constraint
+    /// for each value.
+    fn part(values: &[u64]) -> Part {
+        let mut cs = Recorder::new(RecorderMode::WitnessOnly);
+        let lead = cs.alloc(|| "", || Ok(Scalar::from(7))).unwrap();
+        for &v in values {
+            let x = cs.alloc(|| "", || Ok(Scalar::from(v))).unwrap();
+            cs.enforce(|| "", |lc| lc + x, |lc| lc + lead, |lc| lc);
         }
-        Ok(out)
+        let lead = Counts {
+            aux: 1,
+            inputs: 0,
+            constraints: 0,
+        };
+        Part::new(cs, lead).unwrap()
+    }
+
+    #[test]
+    fn a_native_challenge_equal_to_the_gadgets_keeps_the_native_path_on() {
+        let key = (std::any::TypeId::of::<u16>(), 1);
+        let before = crate::partition::native_witness_mismatches();
+        let kept = reconcile::<u16>(
+            key,
+            vec![part(&[1, 0, 5]), part(&[2])],
+            vec![part(&[1, 0, 5])],
+        );
+        assert_eq!(kept.map(|k| k.len()), Some(2));
+        assert_eq!(native_state(key), NativeState::Checked);
+        assert_eq!(crate::partition::native_witness_mismatches(), before);
+    }
+
+    #[test]
+    fn a_native_challenge_that_differs_turns_the_native_path_off_for_good() {
+        let key = (std::any::TypeId::of::<u32>(), 1);
+        let before = crate::partition::native_witness_mismatches();
+        assert_eq!(native_state(key), NativeState::Unchecked);
+        let redo = reconcile::<u32>(key, vec![part(&[1, 0, 5])], vec![part(&[1, 1, 5])]);
+        assert!(
+            redo.is_none(),
+            "a differing value must send the partition to the gadgets"
+        );
+        assert_eq!(native_state(key), NativeState::Off);
+        assert!(crate::partition::native_witness_mismatches() > before);
+        // A different count is a mismatch too; and Off stays off after an equal check.
+        assert!(reconcile::<u32>(key, vec![part(&[1, 0])], vec![part(&[1, 0, 5])]).is_none());
+        set_native_state(key, NativeState::Checked);
+        assert_eq!(native_state(key), NativeState::Off);
     }
 }

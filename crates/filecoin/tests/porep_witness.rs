@@ -1,13 +1,16 @@
-//! Issue 14: a PoRep partition's witness recorded with its challenges in parallel
-//! (`porep_witness.rs`, what witness-only synthesis now does) equals, value for value, the
-//! circuit's own sequential synthesis (a full recording), on real 2 KiB and real 8 MiB data;
+//! Issue 14: a PoRep partition's witness recorded with its challenges in parallel and their
+//! labeling computed natively (`porep_witness.rs`, `native/`: what witness-only synthesis now
+//! does) equals, value for value, the circuit's own sequential synthesis (a full recording),
+//! on real 2 KiB and real 8 MiB data;
 //! and the compiled a/b/c from it satisfy the circuit. The 32 GiB-shaped check runs on the
 //! device (`-- --ignored`).
 mod common;
 
 use std::time::Instant;
 
-use cuzk_filecoin::partition::witness_fallbacks;
+use cuzk_filecoin::partition::{
+    native_witness_mismatches, native_witness_partitions, witness_fallbacks,
+};
 use cuzk_filecoin::testdata::{ensure, TestdataOptions};
 use cuzk_filecoin::{plan, ProofRequest, SectorSize};
 use cuzk_groth16::RecorderMode;
@@ -21,6 +24,7 @@ fn check(req: &ProofRequest, k: usize, what: &str, evaluate: bool) {
     let full_s = t.elapsed().as_secs_f64();
     let job = plan(req).unwrap().take_jobs().remove(k);
     let before = witness_fallbacks();
+    let (mismatches, natives) = (native_witness_mismatches(), native_witness_partitions());
     let t = Instant::now();
     let w = job.run(RecorderMode::WitnessOnly).unwrap();
     let witness_s = t.elapsed().as_secs_f64();
@@ -28,6 +32,15 @@ fn check(req: &ProofRequest, k: usize, what: &str, evaluate: bool) {
         witness_fallbacks(),
         before,
         "{what}: the parallel witness fell back"
+    );
+    assert_eq!(
+        native_witness_mismatches(),
+        mismatches,
+        "{what}: the native labeling differed from the gadgets"
+    );
+    assert!(
+        native_witness_partitions() > natives,
+        "{what}: the native labeling was not used"
     );
     eprintln!(
         "{what} partition {k}: {} constraints, {} aux; full sequential recording {full_s:.2} s, \

@@ -15,6 +15,7 @@ use crate::compiled::CompiledCircuit;
 pub use crate::density::Density;
 
 mod witness;
+pub use witness::NativeWitness;
 
 /// What a [`Recorder`] records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,6 +8,7 @@
 //! own, witness-only recording makes witness-only sub-systems.
 use bellpepper_core::{ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
+use ff::Field;
 
 use super::{Recorder, RecorderMode};
 
@@ -73,6 +74,44 @@ impl ConstraintSystem<Scalar> for WitnessCs {
     /// Appends `other`'s witness; its input 0 (its temporary ONE) is merged with ours.
     fn extend(&mut self, other: &Self) {
         self.0.extend(&other.0);
+    }
+}
+
+/// Values a native witness computation appends to a witness-only recording, in the
+/// circuit's allocation order, with the constraints the skipped gadgets would have counted
+/// ([`Recorder::native_witness`]).
+#[derive(Debug)]
+pub struct NativeWitness<'a> {
+    out: &'a mut super::Synthesized,
+}
+
+impl NativeWitness<'_> {
+    /// Appends an aux value.
+    #[inline]
+    pub fn push(&mut self, value: Scalar) {
+        self.out.aux.push(value);
+    }
+
+    /// Appends a 0/1 aux value.
+    #[inline]
+    pub fn push_bit(&mut self, value: bool) {
+        self.out
+            .aux
+            .push(if value { Scalar::ONE } else { Scalar::ZERO });
+    }
+
+    /// Counts `n` constraints.
+    #[inline]
+    pub fn add_constraints(&mut self, n: usize) {
+        self.out.num_constraints += n;
+    }
+}
+
+impl Recorder {
+    /// A handle that appends natively computed values, or `None` unless this is a
+    /// witness-only recording (a full recording needs every constraint's terms).
+    pub fn native_witness(&mut self) -> Option<NativeWitness<'_>> {
+        (self.mode == RecorderMode::WitnessOnly).then_some(NativeWitness { out: &mut self.out })
     }
 }
 
