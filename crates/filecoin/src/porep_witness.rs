@@ -16,7 +16,6 @@
 //! The result is checked against the circuit's counted shape; a mismatch is an error (the
 //! caller falls back to the sequential synthesis, loudly). Bit-exactness with the gadget path
 //! is tested on real 2 KiB and 8 MiB data (`tests/porep_witness.rs`).
-use bellpepper_core::num::AllocatedNum;
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
@@ -50,10 +49,10 @@ struct Counts {
     constraints: usize,
 }
 
-/// What a native challenge's recorder holds before the challenge: the variables of `comm_c`
-/// and `comm_r_last`.
+/// What a native challenge's recorder holds before the challenge: nothing (it reads the
+/// prefix's values, not its variables).
 const NATIVE_LEAD: Counts = Counts {
-    aux: 2,
+    aux: 0,
     inputs: 0,
     constraints: 0,
 };
@@ -96,7 +95,7 @@ impl Part {
     }
 }
 
-/// Whether the native labeling is used for a circuit shape (keyed by tree type and layers).
+/// Whether the native witness is used for a circuit shape (keyed by tree type and layers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum NativeState {
     /// Not yet compared with the gadgets in this process.
@@ -161,7 +160,7 @@ fn reconcile<Tree>(key: NativeKey, native: Vec<Part>, gadget: Vec<Part>) -> Opti
                 native_aux = n.map(|n| n.aux().len()),
                 gadget_aux = g.map(|g| g.aux().len()),
                 first_difference,
-                "the native PoRep labeling differs from the circuit's gadgets on this \
+                "the native PoRep witness differs from the circuit's gadgets on this \
                  partition's first challenge; the native path is off for this circuit shape \
                  from now on, and the partition is synthesized with the gadgets"
             );
@@ -229,8 +228,8 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
     /// finished partition's a/b/c kept for reuse, that is exactly the proving phase's
     /// reservation (a/b/c plus twice the assignment).
     ///
-    /// The challenges go through the native labeling (`native::porep`) unless it was found to
-    /// differ from the gadgets for this circuit shape. The first partition of each shape in a
+    /// The challenges are computed natively (`native::porep`) unless that was found to differ
+    /// from the gadgets for this circuit shape. The first partition of each shape in a
     /// process also runs its first challenge through the gadgets, beside the native
     /// challenges, and compares them value for value: a mismatch is logged as an error, turns
     /// the native path off for the shape and redoes the partition with the gadgets.
@@ -303,20 +302,17 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
             .collect()
     }
 
-    /// Every challenge with its labeling computed natively.
+    /// Every challenge computed natively.
     fn native_parts(&self, share: usize) -> Result<Vec<Part>, SynthesisError>
     where
         Domain<Tree>: serde::de::DeserializeOwned,
     {
         let prefix = native::porep::Prefix::new(self.replica_id.into());
-        let (comm_c, comm_r_last): (Scalar, Scalar) = (self.comm_c.into(), self.comm_r_last.into());
         self.vanilla
             .par_iter()
             .map(|challenge| {
                 let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
-                let c = AllocatedNum::alloc(&mut cs, || Ok(comm_c))?;
-                let r = AllocatedNum::alloc(&mut cs, || Ok(comm_r_last))?;
-                native::porep::challenge::<Tree>(&mut cs, &prefix, &c, &r, challenge)?;
+                native::porep::challenge::<Tree>(&mut cs, &prefix, challenge)?;
                 Part::new(cs, NATIVE_LEAD)
             })
             .collect()

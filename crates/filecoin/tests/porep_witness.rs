@@ -36,11 +36,11 @@ fn check(req: &ProofRequest, k: usize, what: &str, evaluate: bool) {
     assert_eq!(
         native_witness_mismatches(),
         mismatches,
-        "{what}: the native labeling differed from the gadgets"
+        "{what}: the native witness differed from the gadgets"
     );
     assert!(
         native_witness_partitions() > natives,
-        "{what}: the native labeling was not used"
+        "{what}: the native witness was not used"
     );
     eprintln!(
         "{what} partition {k}: {} constraints, {} aux; full sequential recording {full_s:.2} s, \

@@ -3,13 +3,17 @@
 //! the circuit's own allocation order.
 //!
 //! - `sha256`: bellpepper's SHA-256 gadget, arm for arm.
-//! - `porep`: one PoRep challenge: its labeling (SHA-256, about 80 % of a 32 GiB partition's
-//!   constraints) native, the Poseidon columns and Merkle paths through the crate's gadgets.
+//! - `poseidon`: neptune's Poseidon gadget and storage-proofs' Poseidon Merkle paths
+//!   (insertion `pick`s, per-level hashes).
+//! - `porep`: one PoRep challenge in the circuit's order: tree D (SHA-256), the parents'
+//!   columns and tree C paths, the labels (SHA-256: about 80 % of a 32 GiB partition's
+//!   constraints), the encoding and the tree R path.
 //!
 //! Every native path is checked against the gadget path: in the tests, and once per process
 //! and circuit shape at run time (`porep_witness.rs`), where a mismatch is logged as an error
 //! and turns the native path off for that shape.
 pub(crate) mod porep;
+pub(crate) mod poseidon;
 pub(crate) mod sha256;
 
 use cuzk_groth16::NativeWitness;

@@ -1,33 +1,28 @@
-//! One PoRep challenge's witness with its labeling computed natively.
+//! One PoRep challenge's witness, computed natively.
 //!
 //! The order follows storage-proofs-porep's per-challenge synthesis (`stacked/circuit/params.rs`,
-//! `Proof::synthesize`): the data leaf and its tree D path; each DRG, then expander, parent's
-//! column, its Poseidon hash and its tree C path; the challenge's bits and public input; per
-//! layer, the parents' bit decompositions and the label's SHA-256 and packing; the encoding,
-//! its tree R path; the challenged column's hash and its tree C path. The labeling is done
-//! here (`label`); everything else calls the same public gadgets the crate's circuit calls.
-use bellpepper_core::num::AllocatedNum;
+//! `Proof::synthesize`): the data leaf and its tree D path (SHA-256); each DRG, then expander,
+//! parent's column, its Poseidon hash and its tree C path; the challenge's bits and public
+//! input; per layer, the parents' bit decompositions and the label's SHA-256 and packing; the
+//! encoding, its tree R path; the challenged column's hash and its tree C path. Each gadget's
+//! allocations are mirrored by `sha256` and `poseidon`; no gadget runs.
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use ff::{PrimeField, PrimeFieldBits};
 use filecoin_hashers::{Hasher, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
 use filecoin_proofs::{MerkleTreeTrait, VanillaSealProof};
 use serde::de::DeserializeOwned;
-use storage_proofs_core::gadgets::encode::encode;
-use storage_proofs_core::gadgets::por::PoRCircuit;
-use storage_proofs_core::gadgets::uint64::UInt64;
-use storage_proofs_core::gadgets::variables::Root;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_porep::stacked::ColumnProof;
 
-use cuzk_groth16::Recorder;
+use cuzk_groth16::{NativeWitness, Recorder};
 
+use super::poseidon;
 use super::sha256::{sha256, Bit};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
-/// The partition prefix's values a challenge reads: the commitments' variables (allocated
-/// again in each challenge's own recorder, as its lead) and the replica id's bits.
+/// The partition prefix's values a challenge reads: the replica id's bits.
 pub(crate) struct Prefix {
     /// The replica id's 255 bits, least significant first.
     replica_id: Vec<bool>,
@@ -75,57 +70,69 @@ where
 }
 
 /// The column hash (`hash_single_column`: Poseidon of arity 2 or 11).
-fn hash_column<CS: ConstraintSystem<Fr>>(
-    cs: &mut CS,
-    rows: &[AllocatedNum<Fr>],
-) -> Result<AllocatedNum<Fr>, SynthesisError> {
+fn hash_column(w: &mut NativeWitness<'_>, rows: &[Fr]) -> Result<Fr, SynthesisError> {
     match rows.len() {
-        2 => neptune::circuit::poseidon_hash(cs, rows.to_vec(), &*POSEIDON_CONSTANTS_2),
-        11 => neptune::circuit::poseidon_hash(cs, rows.to_vec(), &*POSEIDON_CONSTANTS_11),
+        2 => poseidon::hash(w, rows, &*POSEIDON_CONSTANTS_2),
+        11 => poseidon::hash(w, rows, &*POSEIDON_CONSTANTS_11),
         _ => Err(SynthesisError::Unsatisfiable),
     }
 }
 
-fn alloc_num<CS: ConstraintSystem<Fr>>(
-    cs: &mut CS,
-    v: Fr,
-) -> Result<AllocatedNum<Fr>, SynthesisError> {
-    AllocatedNum::alloc(cs, || Ok(v))
+fn native(cs: &mut Recorder) -> Result<NativeWitness<'_>, SynthesisError> {
+    cs.native_witness().ok_or(SynthesisError::Unsatisfiable)
 }
 
-/// One challenge into `cs` (a witness-only recorder holding the lead: `comm_c` and
-/// `comm_r_last`, whose variables are passed in; `comm_d` is only constrained, in
-/// `tree_d_path`).
+/// `multipack::pack_into_inputs`: `bits` packed into one public input per 254, one constraint
+/// each.
+fn pack_inputs(cs: &mut Recorder, bits: &[bool]) -> Result<(), SynthesisError> {
+    for chunk in bits.chunks(Fr::CAPACITY as usize) {
+        let v = pack(&chunk.iter().map(|&b| Bit::Is(b)).collect::<Vec<_>>())?;
+        cs.alloc_input(|| "", || Ok(v))?;
+        native(cs)?.add_constraints(1);
+    }
+    Ok(())
+}
+
+/// `PoRCircuit` of a Poseidon tree with a private root: the ascent, its index bits packed
+/// into inputs, the computed root's equality with the root (a constraint).
+fn poseidon_por(
+    cs: &mut Recorder,
+    leaf: Fr,
+    path: &[(Vec<Option<Fr>>, Option<usize>)],
+) -> Result<(), SynthesisError> {
+    let (_, bits) = poseidon::path(&mut native(cs)?, leaf, path)?;
+    pack_inputs(cs, &bits)?;
+    native(cs)?.add_constraints(1);
+    Ok(())
+}
+
+/// One challenge, natively, into `cs` (a fresh witness-only recorder).
 pub(crate) fn challenge<Tree: 'static + MerkleTreeTrait>(
     cs: &mut Recorder,
     prefix: &Prefix,
-    comm_c: &AllocatedNum<Fr>,
-    comm_r_last: &AllocatedNum<Fr>,
     proof: &VanillaSealProof<Tree>,
 ) -> Result<(), SynthesisError>
 where
     Domain<Tree>: DeserializeOwned,
 {
+    if <Tree::Hasher as Hasher>::name() != "poseidon_hasher" {
+        return Err(SynthesisError::Unsatisfiable);
+    }
     let leaf: Fr = proof.comm_d_proofs.leaf().into();
-    let data_leaf = alloc_num(cs, leaf)?;
+    native(cs)?.push(leaf);
     tree_d_path(cs, leaf, &proof.comm_d_proofs.as_options())?;
 
     let columns = &proof.replica_column_proofs;
     let mut parents: Vec<Vec<Fr>> = Vec::new();
     for column in columns.drg_parents.iter().chain(&columns.exp_parents) {
         let (rows, path) = column_parts(column)?;
-        let nums = rows
-            .iter()
-            .map(|r| alloc_num(cs, *r))
-            .collect::<Result<Vec<_>, _>>()?;
-        let hash = hash_column(cs, &nums)?;
-        PoRCircuit::<Tree>::synthesize(
-            &mut *cs,
-            Root::from_allocated::<Recorder>(hash),
-            path.as_options().into(),
-            Root::from_allocated::<Recorder>(comm_c.clone()),
-            true,
-        )?;
+        let mut w = native(cs)?;
+        for &r in &rows {
+            w.push(r);
+        }
+        let hash = hash_column(&mut w, &rows)?;
+        drop(w);
+        poseidon_por(cs, hash, &path.as_options())?;
         parents.push(rows);
     }
     let drg = columns.drg_parents.len();
@@ -134,42 +141,41 @@ where
         return Err(SynthesisError::Unsatisfiable);
     }
 
+    // `UInt64::alloc` (64 bits, least significant first) and its packing into one input.
     let node = proof.comm_d_proofs.path_index() as u64;
-    let challenge = UInt64::alloc(&mut *cs, Some(node))?;
-    challenge.pack_into_input(&mut *cs)?;
+    let node_bits: Vec<bool> = (0..64).map(|i| (node >> i) & 1 == 1).collect();
+    let mut w = native(cs)?;
+    for &b in &node_bits {
+        sha256_sink_bit(&mut w, b);
+    }
+    drop(w);
+    pack_inputs(cs, &node_bits)?;
 
     let mut labels = Vec::with_capacity(layers);
     for layer in 1..=layers {
-        let mut drg_values: Vec<Fr> = parents[..drg].iter().map(|p| p[layer - 1]).collect();
+        let mut values: Vec<Fr> = parents[..drg].iter().map(|p| p[layer - 1]).collect();
         if layer > 1 {
-            drg_values.extend(parents[drg..].iter().map(|p| p[layer - 2]));
+            values.extend(parents[drg..].iter().map(|p| p[layer - 2]));
         }
-        let value = label(cs, prefix, layer as u32, node, &drg_values)?;
-        labels.push(alloc_num(cs, value)?);
-        cs.native_witness()
-            .ok_or(SynthesisError::Unsatisfiable)?
-            .add_constraints(1);
+        let mut w = native(cs)?;
+        let label = label(&mut w, prefix, layer as u32, node, &values)?;
+        // `pack_bits`'s allocation and constraint.
+        w.push(label);
+        w.add_constraints(1);
+        labels.push(label);
     }
 
-    let key = labels.last().ok_or(SynthesisError::Unsatisfiable)?;
-    let encoded = encode(&mut *cs, key, &data_leaf)?;
-    PoRCircuit::<Tree>::synthesize(
-        &mut *cs,
-        Root::from_allocated::<Recorder>(encoded),
-        proof.comm_r_last_proof.as_options().into(),
-        Root::from_allocated::<Recorder>(comm_r_last.clone()),
-        true,
-    )?;
-    let column_hash = hash_column(cs, &labels)?;
+    let mut w = native(cs)?;
+    let key = *labels.last().ok_or(SynthesisError::Unsatisfiable)?;
+    // `encode`: key + data leaf, one constraint.
+    let encoded = key + leaf;
+    w.push(encoded);
+    w.add_constraints(1);
+    drop(w);
+    poseidon_por(cs, encoded, &proof.comm_r_last_proof.as_options())?;
+    let column_hash = hash_column(&mut native(cs)?, &labels)?;
     let (_, c_x_path) = column_parts(&columns.c_x)?;
-    PoRCircuit::<Tree>::synthesize(
-        &mut *cs,
-        Root::from_allocated::<Recorder>(column_hash),
-        c_x_path.as_options().into(),
-        Root::from_allocated::<Recorder>(comm_c.clone()),
-        true,
-    )?;
-    Ok(())
+    poseidon_por(cs, column_hash, &c_x_path.as_options())
 }
 
 /// The tree D inclusion of the data leaf `leaf` (`PoRCircuit` of a binary SHA-256 tree, its
@@ -182,7 +188,7 @@ fn tree_d_path(
     leaf: Fr,
     path: &[(Vec<Option<Fr>>, Option<usize>)],
 ) -> Result<(), SynthesisError> {
-    let mut w = cs.native_witness().ok_or(SynthesisError::Unsatisfiable)?;
+    let mut w = native(cs)?;
     let mut cur = leaf;
     let mut index_bits = Vec::with_capacity(path.len());
     for (siblings, index) in path {
@@ -215,20 +221,10 @@ fn tree_d_path(
         w.push(cur);
         w.add_constraints(1);
     }
-    // The path's index bits packed into one input per 254 (one constraint each), and the
-    // computed root's equality with comm_d.
-    for chunk in index_bits.chunks(Fr::CAPACITY as usize) {
-        let mut repr = [0u8; 32];
-        for (i, &b) in chunk.iter().enumerate() {
-            repr[i / 8] |= u8::from(b) << (i % 8);
-        }
-        let v: Fr = Option::from(Fr::from_repr(repr)).ok_or(SynthesisError::Unsatisfiable)?;
-        drop(w);
-        cs.alloc_input(|| "", || Ok(v))?;
-        w = cs.native_witness().ok_or(SynthesisError::Unsatisfiable)?;
-        w.add_constraints(1);
-    }
-    w.add_constraints(1);
+    drop(w);
+    // The path's index bits packed into inputs, and the computed root's equality with comm_d.
+    pack_inputs(cs, &index_bits)?;
+    native(cs)?.add_constraints(1);
     Ok(())
 }
 
@@ -246,18 +242,17 @@ fn pack(bits: &[Bit]) -> Result<Fr, SynthesisError> {
 /// of `replica id ‖ layer ‖ node ‖ 37 parents` and its packing, allocated into `cs`; returns
 /// the label (whose variable the caller allocates).
 fn label(
-    cs: &mut Recorder,
+    w: &mut NativeWitness<'_>,
     prefix: &Prefix,
     layer: u32,
     node: u64,
     parents: &[Fr],
 ) -> Result<Fr, SynthesisError> {
-    let mut w = cs.native_witness().ok_or(SynthesisError::Unsatisfiable)?;
     let mut bits_of_parents = Vec::with_capacity(parents.len());
     for p in parents {
         let le = le_bits(p);
         for &b in &le {
-            sha256_sink_bit(&mut w, b);
+            sha256_sink_bit(w, b);
         }
         // `to_bits_le`'s unpacking constraint.
         w.add_constraints(1);
@@ -286,9 +281,9 @@ fn label(
     for p in expanded {
         input.extend_from_slice(p);
     }
-    pack(&reverse_bit_numbering(sha256(&mut w, &input)))
+    pack(&reverse_bit_numbering(sha256(w, &input)))
 }
 
-fn sha256_sink_bit(w: &mut cuzk_groth16::NativeWitness<'_>, value: bool) {
+fn sha256_sink_bit(w: &mut NativeWitness<'_>, value: bool) {
     super::sha256::Sink::bit(w, value);
 }
