@@ -26,7 +26,7 @@ use storage_proofs_porep::stacked::{self, StackedCircuit};
 
 use cuzk_groth16::{Recorder, RecorderMode, Synthesized};
 
-use crate::native;
+use crate::native::{self, NativeKey, NativeState};
 
 type G = DefaultPieceHasher;
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
@@ -95,21 +95,7 @@ impl Part {
     }
 }
 
-/// Whether the native witness is used for a circuit shape (keyed by tree type and layers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum NativeState {
-    /// Not yet compared with the gadgets in this process.
-    Unchecked,
-    /// Compared, equal.
-    Checked,
-    /// Compared, different: the gadgets from now on.
-    Off,
-}
-
-type NativeKey = (std::any::TypeId, usize);
-
-static NATIVE: std::sync::Mutex<Vec<(NativeKey, NativeState)>> = std::sync::Mutex::new(Vec::new());
-
+/// A PoRep circuit shape: its tree type and layers.
 fn native_key<Tree: 'static + MerkleTreeTrait>(vanilla: &[VanillaSealProof<Tree>]) -> NativeKey
 where
     Domain<Tree>: serde::de::DeserializeOwned,
@@ -122,47 +108,29 @@ where
     (std::any::TypeId::of::<Tree>(), layers)
 }
 
-fn native_state(key: NativeKey) -> NativeState {
-    let table = NATIVE.lock().unwrap_or_else(|e| e.into_inner());
-    table
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map_or(NativeState::Unchecked, |(_, s)| *s)
-}
-
-fn set_native_state(key: NativeKey, state: NativeState) {
-    let mut table = NATIVE.lock().unwrap_or_else(|e| e.into_inner());
-    match table.iter_mut().find(|(k, _)| *k == key) {
-        // Off is final: a later equal check does not turn it back on.
-        Some((_, s)) => *s = if *s == NativeState::Off { *s } else { state },
-        None => table.push((key, state)),
-    }
-}
-
 /// The run-time check: the native challenges are kept (and the shape marked checked) when
 /// the first equals the gadgets' `gadget[0]`; otherwise the shape's native path is turned
 /// off, loudly, and `None` says to redo the partition with the gadgets.
 fn reconcile<Tree>(key: NativeKey, native: Vec<Part>, gadget: Vec<Part>) -> Option<Vec<Part>> {
     match (native.first(), gadget.first()) {
         (Some(n), Some(g)) if n.same_values(g) => {
-            set_native_state(key, NativeState::Checked);
+            native::set_state(key, NativeState::Checked);
             crate::partition::count_native_partition();
             Some(native)
         }
         (n, g) => {
-            set_native_state(key, NativeState::Off);
-            crate::partition::count_native_mismatch();
             let first_difference = n
                 .zip(g)
                 .and_then(|(n, g)| n.aux().iter().zip(g.aux()).position(|(a, b)| a != b));
-            tracing::error!(
-                circuit = std::any::type_name::<Tree>(),
-                native_aux = n.map(|n| n.aux().len()),
-                gadget_aux = g.map(|g| g.aux().len()),
-                first_difference,
-                "the native PoRep witness differs from the circuit's gadgets on this \
-                 partition's first challenge; the native path is off for this circuit shape \
-                 from now on, and the partition is synthesized with the gadgets"
+            native::mismatch(
+                key,
+                std::any::type_name::<Tree>(),
+                &format!(
+                    "PoRep, the partition's first challenge: {:?} aux values against the \
+                     gadgets' {:?}, first difference at {first_difference:?}",
+                    n.map(|n| n.aux().len()),
+                    g.map(|g| g.aux().len()),
+                ),
             );
             None
         }
@@ -257,7 +225,7 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
         };
         let share = lead.aux + total_aux.saturating_sub(after.aux) / self.vanilla.len().max(1);
         let key = native_key::<Tree>(self.vanilla);
-        let parts = match native_state(key) {
+        let parts = match native::state(key) {
             NativeState::Off => self.gadget_parts(lead, share, self.vanilla.len())?,
             NativeState::Checked => {
                 crate::partition::count_native_partition();
@@ -350,7 +318,7 @@ mod tests {
             vec![part(&[1, 0, 5])],
         );
         assert_eq!(kept.map(|k| k.len()), Some(2));
-        assert_eq!(native_state(key), NativeState::Checked);
+        assert_eq!(native::state(key), NativeState::Checked);
         assert_eq!(crate::partition::native_witness_mismatches(), before);
     }
 
@@ -358,17 +326,17 @@ mod tests {
     fn a_native_challenge_that_differs_turns_the_native_path_off_for_good() {
         let key = (std::any::TypeId::of::<u32>(), 1);
         let before = crate::partition::native_witness_mismatches();
-        assert_eq!(native_state(key), NativeState::Unchecked);
+        assert_eq!(native::state(key), NativeState::Unchecked);
         let redo = reconcile::<u32>(key, vec![part(&[1, 0, 5])], vec![part(&[1, 1, 5])]);
         assert!(
             redo.is_none(),
             "a differing value must send the partition to the gadgets"
         );
-        assert_eq!(native_state(key), NativeState::Off);
+        assert_eq!(native::state(key), NativeState::Off);
         assert!(crate::partition::native_witness_mismatches() > before);
         // A different count is a mismatch too; and Off stays off after an equal check.
         assert!(reconcile::<u32>(key, vec![part(&[1, 0])], vec![part(&[1, 0, 5])]).is_none());
-        set_native_state(key, NativeState::Checked);
-        assert_eq!(native_state(key), NativeState::Off);
+        native::set_state(key, NativeState::Checked);
+        assert_eq!(native::state(key), NativeState::Off);
     }
 }

@@ -20,6 +20,8 @@ use storage_proofs_post::fallback::{
     self, FallbackPoSt, FallbackPoStCircuit, FallbackPoStCompound, PublicSector,
 };
 
+mod witness;
+
 use crate::error::{FilecoinError, Result};
 use crate::partition::{MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, ProofKind, RegisteredProof};
@@ -202,13 +204,21 @@ fn job<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     let estimate = MemoryEstimate::for_circuit(circuit_id);
     let public_inputs =
         partition_public_inputs::<Tree>(&shared.pub_in, &shared.pp, circuit_partition)?;
+    let shared = std::sync::Arc::new(shared);
+    let (for_build, for_witness) = (std::sync::Arc::clone(&shared), shared);
+    let witness = move |recorder| {
+        witness::witness(&for_witness, recorder).map_err(|e| FilecoinError::Synthesis {
+            partition: 0,
+            message: format!("native PoSt witness: {e}"),
+        })
+    };
     Ok(PartitionJob {
         circuit_id,
         partition: 0,
         circuit_partition,
         public_inputs,
         estimate,
-        synthesize: S::work(0, estimate, move || build(&shared)),
+        synthesize: S::work_with_witness(0, estimate, move || build(&for_build), witness),
     })
 }
 

@@ -10,13 +10,36 @@
 //!   constraints), the encoding and the tree R path.
 //!
 //! Every native path is checked against the gadget path: in the tests, and once per process
-//! and circuit shape at run time (`porep_witness.rs`), where a mismatch is logged as an error
-//! and turns the native path off for that shape.
+//! and circuit shape at run time (`porep_witness.rs`, `post/witness.rs`), where a mismatch is
+//! logged as an error and turns the native path off for that shape ([`state`]).
 pub(crate) mod porep;
 pub(crate) mod poseidon;
 pub(crate) mod sha256;
 
-use cuzk_groth16::NativeWitness;
+use bellpepper_core::{ConstraintSystem, SynthesisError};
+use blstrs::Scalar as Fr;
+use ff::{Field, PrimeField};
+
+use cuzk_groth16::{NativeWitness, Recorder};
+
+/// `cs`'s native witness handle (an error unless `cs` records witness only).
+pub(crate) fn native(cs: &mut Recorder) -> Result<NativeWitness<'_>, SynthesisError> {
+    cs.native_witness().ok_or(SynthesisError::Unsatisfiable)
+}
+
+/// `multipack::pack_into_inputs`: `bits` (least significant first) packed into one public
+/// input per 254, one constraint each.
+pub(crate) fn pack_inputs(cs: &mut Recorder, bits: &[bool]) -> Result<(), SynthesisError> {
+    for chunk in bits.chunks(Fr::CAPACITY as usize) {
+        let v = chunk
+            .iter()
+            .rev()
+            .fold(Fr::ZERO, |acc, &b| acc.double() + Fr::from(u64::from(b)));
+        cs.alloc_input(|| "", || Ok(v))?;
+        native(cs)?.add_constraints(1);
+    }
+    Ok(())
+}
 
 impl sha256::Sink for NativeWitness<'_> {
     fn bit(&mut self, value: bool) {
@@ -27,4 +50,51 @@ impl sha256::Sink for NativeWitness<'_> {
     fn constraints(&mut self, n: usize) {
         self.add_constraints(n);
     }
+}
+
+/// Whether a native witness is used for a circuit shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NativeState {
+    /// Not yet compared with the gadgets in this process.
+    Unchecked,
+    /// Compared, equal.
+    Checked,
+    /// Compared, different: the gadgets from now on.
+    Off,
+}
+
+/// A circuit shape: a type naming the kind and its tree, and a size (PoRep: its layers).
+pub(crate) type NativeKey = (std::any::TypeId, usize);
+
+static STATES: std::sync::Mutex<Vec<(NativeKey, NativeState)>> = std::sync::Mutex::new(Vec::new());
+
+/// The native witness's state for `key` in this process.
+pub(crate) fn state(key: NativeKey) -> NativeState {
+    let table = STATES.lock().unwrap_or_else(|e| e.into_inner());
+    table
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or(NativeState::Unchecked, |(_, s)| *s)
+}
+
+/// Records a check's outcome; `Off` is final (a later equal check does not turn it back on).
+pub(crate) fn set_state(key: NativeKey, state: NativeState) {
+    let mut table = STATES.lock().unwrap_or_else(|e| e.into_inner());
+    match table.iter_mut().find(|(k, _)| *k == key) {
+        Some((_, s)) => *s = if *s == NativeState::Off { *s } else { state },
+        None => table.push((key, state)),
+    }
+}
+
+/// A run-time check found the native witness of `circuit` different from its gadgets': the
+/// shape's native path goes off, and that is counted and logged as an error.
+pub(crate) fn mismatch(key: NativeKey, circuit: &str, detail: &str) {
+    set_state(key, NativeState::Off);
+    crate::partition::count_native_mismatch();
+    tracing::error!(
+        circuit,
+        detail,
+        "the native witness differs from the circuit's gadgets; the native path is off for \
+         this circuit shape from now on, and its partitions are synthesized with the gadgets"
+    );
 }

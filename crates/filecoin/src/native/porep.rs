@@ -6,7 +6,7 @@
 //! input; per layer, the parents' bit decompositions and the label's SHA-256 and packing; the
 //! encoding, its tree R path; the challenged column's hash and its tree C path. Each gadget's
 //! allocations are mirrored by `sha256` and `poseidon`; no gadget runs.
-use bellpepper_core::{ConstraintSystem, SynthesisError};
+use bellpepper_core::SynthesisError;
 use blstrs::Scalar as Fr;
 use ff::{PrimeField, PrimeFieldBits};
 use filecoin_hashers::{Hasher, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
@@ -17,8 +17,8 @@ use storage_proofs_porep::stacked::ColumnProof;
 
 use cuzk_groth16::{NativeWitness, Recorder};
 
-use super::poseidon;
 use super::sha256::{sha256, Bit};
+use super::{native, pack_inputs, poseidon};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
@@ -76,21 +76,6 @@ fn hash_column(w: &mut NativeWitness<'_>, rows: &[Fr]) -> Result<Fr, SynthesisEr
         11 => poseidon::hash(w, rows, &*POSEIDON_CONSTANTS_11),
         _ => Err(SynthesisError::Unsatisfiable),
     }
-}
-
-fn native(cs: &mut Recorder) -> Result<NativeWitness<'_>, SynthesisError> {
-    cs.native_witness().ok_or(SynthesisError::Unsatisfiable)
-}
-
-/// `multipack::pack_into_inputs`: `bits` packed into one public input per 254, one constraint
-/// each.
-fn pack_inputs(cs: &mut Recorder, bits: &[bool]) -> Result<(), SynthesisError> {
-    for chunk in bits.chunks(Fr::CAPACITY as usize) {
-        let v = pack(&chunk.iter().map(|&b| Bit::Is(b)).collect::<Vec<_>>())?;
-        cs.alloc_input(|| "", || Ok(v))?;
-        native(cs)?.add_constraints(1);
-    }
-    Ok(())
 }
 
 /// `PoRCircuit` of a Poseidon tree with a private root: the ascent, its index bits packed

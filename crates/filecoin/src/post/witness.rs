@@ -1,0 +1,167 @@
+//! A PoSt partition's witness computed natively, its sectors on every core.
+//!
+//! storage-proofs-post's `FallbackPoStCircuit` synthesizes its sectors one after another (or
+//! in groups of sub-systems appended in order, which gives the same witness). Per sector
+//! (`Sector::synthesize`): `comm_r_last`, `comm_c` and `comm_r` allocated, `comm_r` made an
+//! input, `H(comm_c, comm_r_last)` (Poseidon of arity 2) and its equality with `comm_r`; then
+//! per challenge a `PoRCircuit` of the tree R path: the leaf allocated, the ascent
+//! (`native::poseidon::path`), its index bits packed into inputs, the root equality. Here each
+//! sector is computed on a thread of its own, natively, and the sectors are appended in order.
+//!
+//! The first partition of each tree shape in a process also synthesizes its first sector
+//! with the crate's own gadgets and compares: a mismatch is logged as an error, turns the
+//! native path off for the shape and sends the partition back to the gadgets (the caller's
+//! fallback). Tested on real 2 KiB WindowPoSt and WinningPoSt (`tests/post_witness.rs`).
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use blstrs::Scalar as Fr;
+use ff::Field;
+use filecoin_hashers::{Hasher, POSEIDON_CONSTANTS_2};
+use filecoin_proofs::MerkleTreeTrait;
+use rayon::prelude::*;
+use storage_proofs_core::merkle::MerkleProofTrait;
+use storage_proofs_post::fallback::{Sector, SectorProof};
+
+use cuzk_groth16::{Recorder, RecorderMode, Synthesized};
+
+use super::{Domain, Shared};
+use crate::native::{self, native, pack_inputs, poseidon, NativeState};
+
+/// A PoSt circuit shape's key for the run-time check.
+struct PostShape;
+
+/// The public sector and the vanilla proof of each of the circuit's sector slots (a short
+/// partition repeats its last public sector, as `FallbackPoStCompound::circuit` does).
+type Slot<'a, Tree> = (
+    &'a storage_proofs_post::fallback::PublicSector<Domain<Tree>>,
+    &'a SectorProof<<Tree as MerkleTreeTrait>::Proof>,
+);
+
+fn slots<Tree: 'static + MerkleTreeTrait>(
+    shared: &Shared<Tree>,
+) -> Result<Vec<Slot<'_, Tree>>, SynthesisError> {
+    let public = shared
+        .pub_in
+        .sectors
+        .chunks(shared.pp.sector_count)
+        .next()
+        .ok_or(SynthesisError::Unsatisfiable)?;
+    Ok(shared
+        .partition_proof
+        .sectors
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (&public[i.min(public.len() - 1)], p))
+        .collect())
+}
+
+/// One sector slot, natively, into `cs` (a fresh witness-only recorder).
+fn sector<Tree: 'static + MerkleTreeTrait>(
+    cs: &mut Recorder,
+    (public, proof): Slot<'_, Tree>,
+) -> Result<(), SynthesisError> {
+    let comm_r: Fr = public.comm_r.into();
+    let comm_c: Fr = proof.comm_c.into();
+    let comm_r_last: Fr = proof.comm_r_last.into();
+    let mut w = native(cs)?;
+    w.push(comm_r_last);
+    w.push(comm_c);
+    w.push(comm_r);
+    drop(w);
+    // `inputize`: the input and its equality.
+    cs.alloc_input(|| "", || Ok(comm_r))?;
+    let mut w = native(cs)?;
+    w.add_constraints(1);
+    poseidon::hash(&mut w, &[comm_c, comm_r_last], &*POSEIDON_CONSTANTS_2)?;
+    w.add_constraints(1);
+    drop(w);
+    for inclusion in &proof.inclusion_proofs {
+        let leaf: Fr = inclusion.leaf().into();
+        let mut w = native(cs)?;
+        w.push(leaf);
+        let (_, bits) = poseidon::path(&mut w, leaf, &inclusion.as_options())?;
+        drop(w);
+        pack_inputs(cs, &bits)?;
+        native(cs)?.add_constraints(1);
+    }
+    Ok(())
+}
+
+/// What a sector's recording holds past its temporary ONE.
+fn sector_values(w: &Synthesized) -> (&[Fr], &[Fr], usize) {
+    (&w.aux, &w.inputs[1..], w.num_constraints)
+}
+
+fn record(
+    f: impl FnOnce(&mut Recorder) -> Result<(), SynthesisError>,
+) -> Result<Synthesized, SynthesisError> {
+    let mut cs = Recorder::new(RecorderMode::WitnessOnly);
+    cs.alloc_input(|| "temp ONE", || Ok(Fr::ONE))?;
+    f(&mut cs)?;
+    Ok(cs.into_synthesized())
+}
+
+/// The partition's witness-only recording into `recorder`, natively; `Err` sends the
+/// partition to the gadgets (its native path is off, or a check failed).
+pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
+    shared: &Shared<Tree>,
+    mut recorder: Recorder,
+) -> Result<Synthesized, SynthesisError> {
+    if recorder.mode() != RecorderMode::WitnessOnly
+        || <Tree::Hasher as Hasher>::name() != "poseidon_hasher"
+    {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let key = (std::any::TypeId::of::<(PostShape, Tree)>(), 0);
+    let state = native::state(key);
+    if state == NativeState::Off {
+        return Err(SynthesisError::Unsatisfiable);
+    }
+    let slots = slots(shared)?;
+    let check = || -> Result<Option<Synthesized>, SynthesisError> {
+        if state != NativeState::Unchecked {
+            return Ok(None);
+        }
+        let first = *slots.first().ok_or(SynthesisError::Unsatisfiable)?;
+        let circuit = Sector::<Tree>::circuit(first.0, first.1)
+            .map_err(|_| SynthesisError::AssignmentMissing)?;
+        record(|cs| (&circuit).synthesize(cs)).map(Some)
+    };
+    let (parts, gadget) = rayon::join(
+        || {
+            slots
+                .par_iter()
+                .map(|&slot| record(|cs| sector::<Tree>(cs, slot)))
+                .collect::<Result<Vec<_>, _>>()
+        },
+        check,
+    );
+    let parts = parts?;
+    if let Some(gadget) = gadget? {
+        let native = parts.first().map(sector_values);
+        if native != Some(sector_values(&gadget)) {
+            native::mismatch(
+                key,
+                std::any::type_name::<Tree>(),
+                &format!(
+                    "PoSt, the partition's first sector: {:?} aux values against the \
+                     gadgets' {}",
+                    native.map(|n| n.0.len()),
+                    gadget.aux.len()
+                ),
+            );
+            return Err(SynthesisError::Unsatisfiable);
+        }
+        native::set_state(key, NativeState::Checked);
+    }
+    recorder.alloc_input(|| "", || Ok(Fr::ONE))?;
+    let mut out = recorder.into_synthesized();
+    out.aux.reserve(parts.iter().map(|p| p.aux.len()).sum());
+    for p in &parts {
+        let (aux, inputs, constraints) = sector_values(p);
+        out.aux.extend_from_slice(aux);
+        out.inputs.extend_from_slice(inputs);
+        out.num_constraints += constraints;
+    }
+    crate::partition::count_native_partition();
+    Ok(out)
+}
