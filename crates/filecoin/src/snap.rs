@@ -11,6 +11,8 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof, PublicInputs, PublicParams,
 };
 
+use cuzk_groth16::{Recorder, RecorderMode, Synthesized};
+
 use crate::error::{FilecoinError, Result};
 use crate::partition::{MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
@@ -36,6 +38,65 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         Some(k),
     )
     .map_err(|e| FilecoinError::filecoin("building the SnapDeals circuit", e))
+}
+
+/// A SnapDeals circuit shape's key for the run-time check of the native witness.
+struct SnapShape;
+
+/// Partition `k`'s witness-only recording, natively (`native::snap`: the challenges on every
+/// core). The first partition of each tree shape in a process is also synthesized by the
+/// circuit's own gadgets, beside it, and compared; a mismatch turns the native path off for
+/// the shape (logged as an error), and from then on the gadgets record its partitions.
+fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    shared: &Shared<Tree>,
+    k: usize,
+    recorder: Recorder,
+) -> Result<Synthesized> {
+    use crate::native::{self, NativeState};
+    let failed = |message: String| FilecoinError::Synthesis {
+        partition: k,
+        message,
+    };
+    let circuit = build(shared, k)?;
+    let key = (std::any::TypeId::of::<(SnapShape, Tree)>(), 0);
+    let state = native::state(key);
+    if state == NativeState::Off {
+        return Recorder::synthesize_into(recorder, circuit).map_err(|e| failed(e.to_string()));
+    }
+    let (ours, gadgets) = rayon::join(
+        || native::snap::witness(&circuit, recorder),
+        || {
+            (state == NativeState::Unchecked).then(|| {
+                build(shared, k).and_then(|c| {
+                    Recorder::synthesize(c, RecorderMode::WitnessOnly)
+                        .map_err(|e| failed(e.to_string()))
+                })
+            })
+        },
+    );
+    let ours = ours.map_err(|e| failed(format!("native SnapDeals witness: {e}")))?;
+    if let Some(gadgets) = gadgets.transpose()? {
+        let same = ours.aux == gadgets.aux
+            && ours.inputs == gadgets.inputs
+            && ours.num_constraints == gadgets.num_constraints;
+        if !same {
+            native::mismatch(
+                key,
+                std::any::type_name::<Tree>(),
+                &format!(
+                    "SnapDeals partition {k}: {} aux values against the gadgets' {}, first \
+                     difference at {:?}",
+                    ours.aux.len(),
+                    gadgets.aux.len(),
+                    ours.aux.iter().zip(&gadgets.aux).position(|(a, b)| a != b)
+                ),
+            );
+            return Ok(gadgets);
+        }
+        native::set_state(key, NativeState::Checked);
+    }
+    crate::partition::count_native_partition();
+    Ok(ours)
 }
 
 /// Plans a SnapDeals request.
@@ -139,14 +200,20 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, S: Synthesis
         .into_iter()
         .enumerate()
         .map(|(k, public_inputs)| {
-            let shared = Arc::clone(&shared);
+            let (for_build, for_witness) = (Arc::clone(&shared), Arc::clone(&shared));
+            let witness = move |recorder| native_witness(&for_witness, k, recorder);
             PartitionJob {
                 circuit_id,
                 partition: k,
                 circuit_partition: k,
                 public_inputs,
                 estimate,
-                synthesize: S::work(k, estimate, move || build(&shared, k)),
+                synthesize: S::work_with_witness(
+                    k,
+                    estimate,
+                    move || build(&for_build, k),
+                    witness,
+                ),
             }
         })
         .collect();

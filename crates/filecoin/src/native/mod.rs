@@ -15,6 +15,7 @@
 pub(crate) mod porep;
 pub(crate) mod poseidon;
 pub(crate) mod sha256;
+pub(crate) mod snap;
 
 use bellpepper_core::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
@@ -41,7 +42,9 @@ pub(crate) fn pack_inputs(cs: &mut Recorder, bits: &[bool]) -> Result<(), Synthe
     Ok(())
 }
 
-impl sha256::Sink for NativeWitness<'_> {
+use sha256::Sink;
+
+impl Sink for NativeWitness<'_> {
     fn bit(&mut self, value: bool) {
         self.push_bit(value);
         self.add_constraints(1);

@@ -8,7 +8,6 @@
 //! allocations are mirrored by `sha256` and `poseidon`; no gadget runs.
 use bellpepper_core::SynthesisError;
 use blstrs::Scalar as Fr;
-use ff::{PrimeField, PrimeFieldBits};
 use filecoin_hashers::{Hasher, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
 use filecoin_proofs::{MerkleTreeTrait, VanillaSealProof};
 use serde::de::DeserializeOwned;
@@ -17,7 +16,7 @@ use storage_proofs_porep::stacked::ColumnProof;
 
 use cuzk_groth16::{NativeWitness, Recorder};
 
-use super::sha256::{sha256, Bit};
+use super::sha256::{le_bits, pack, reverse_bit_numbering, sha256, sha256_level, Bit};
 use super::{native, pack_inputs, poseidon};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
@@ -34,26 +33,6 @@ impl Prefix {
             replica_id: le_bits(&replica_id),
         }
     }
-}
-
-/// A field element's `NUM_BITS` bits, least significant first (`AllocatedNum::to_bits_le`).
-fn le_bits(v: &Fr) -> Vec<bool> {
-    v.to_le_bits()
-        .into_iter()
-        .take(Fr::NUM_BITS as usize)
-        .collect()
-}
-
-/// `reverse_bit_numbering`: padded to whole bytes with constant zeros, each byte's bits
-/// reversed.
-fn reverse_bit_numbering(mut bits: Vec<Bit>) -> Vec<Bit> {
-    while bits.len() % 8 != 0 {
-        bits.push(Bit::Const(false));
-    }
-    for byte in bits.chunks_mut(8) {
-        byte.reverse();
-    }
-    bits
 }
 
 /// A column proof's rows and inclusion proof. The crate keeps both fields to itself; its
@@ -184,42 +163,14 @@ fn tree_d_path(
         sha256_sink_bit(&mut w, right);
         index_bits.push(right);
         w.push(sibling);
-        // pick(bit, sibling, cur), then pick(bit, cur, sibling): one constraint each.
-        let pair = if right {
-            [sibling, cur]
-        } else {
-            [cur, sibling]
-        };
-        w.push(pair[0]);
-        w.push(pair[1]);
-        w.add_constraints(2);
-        let mut input = Vec::with_capacity(512);
-        for half in &pair {
-            let le = le_bits(half);
-            for &b in &le {
-                sha256_sink_bit(&mut w, b);
-            }
-            w.add_constraints(1);
-            input.extend(reverse_bit_numbering(le.into_iter().map(Bit::Is).collect()));
-        }
-        cur = pack(&reverse_bit_numbering(sha256(&mut w, &input)))?;
-        w.push(cur);
-        w.add_constraints(1);
+        // insert_2's two picks, then the pair's hash.
+        cur = sha256_level(&mut w, cur, sibling, right)?;
     }
     drop(w);
     // The path's index bits packed into inputs, and the computed root's equality with comm_d.
     pack_inputs(cs, &index_bits)?;
     native(cs)?.add_constraints(1);
     Ok(())
-}
-
-/// `multipack::pack_bits` of the first `CAPACITY` bits (least significant first).
-fn pack(bits: &[Bit]) -> Result<Fr, SynthesisError> {
-    let mut repr = [0u8; 32];
-    for (i, b) in bits.iter().take(Fr::CAPACITY as usize).enumerate() {
-        repr[i / 8] |= u8::from(b.value()) << (i % 8);
-    }
-    Option::from(Fr::from_repr(repr)).ok_or(SynthesisError::Unsatisfiable)
 }
 
 /// `create_label_circuit` for `layer` (1-based) with its parents' values (the DRG parents,

@@ -192,6 +192,18 @@ fn hash_level(w: &mut NativeWitness<'_>, children: &[Fr]) -> Result<Fr, Synthesi
     }
 }
 
+/// One level of a Poseidon Merkle path whose index bits and siblings are allocated already:
+/// `cur` inserted among `siblings` at `bits` (least significant first), then hashed.
+pub(crate) fn level(
+    w: &mut NativeWitness<'_>,
+    cur: Fr,
+    bits: &[bool],
+    siblings: &[Fr],
+) -> Result<Fr, SynthesisError> {
+    let children = insert(w, cur, bits, siblings)?;
+    hash_level(w, &children)
+}
+
 /// The ascent from `leaf` along `path` (a Merkle proof's `as_options()`: per level the
 /// siblings and the index), allocated into `w`: the root and the index bits, least
 /// significant first, level by level.
@@ -222,8 +234,7 @@ pub(crate) fn path(
         for &s in &siblings {
             w.push(s);
         }
-        let children = insert(w, cur, &bits, &siblings)?;
-        cur = hash_level(w, &children)?;
+        cur = level(w, cur, &bits, &siblings)?;
         all_bits.extend(bits);
     }
     Ok((cur, all_bits))

@@ -11,6 +11,12 @@
 //! Bit-exactness with the gadget is tested here on random inputs with constant and negated
 //! bits mixed in, and on real PoRep partitions (`tests/porep_witness.rs`).
 
+use bellpepper_core::SynthesisError;
+use blstrs::Scalar as Fr;
+use ff::{PrimeField, PrimeFieldBits};
+
+use cuzk_groth16::NativeWitness;
+
 /// A bit as the gadget's `Boolean` holds it. `Is` and `Not` carry the allocated variable's
 /// value (so `Not(v)` is the bit `!v`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,6 +318,74 @@ pub(crate) fn sha256(sink: &mut impl Sink, input: &[Bit]) -> Vec<Bit> {
         cv = compress(sink, block, &cv);
     }
     cv.iter().flat_map(|w| w.0.iter().rev().copied()).collect()
+}
+
+/// A field element's `NUM_BITS` bits, least significant first (`AllocatedNum::to_bits_le`'s
+/// values).
+pub(crate) fn le_bits(v: &Fr) -> Vec<bool> {
+    v.to_le_bits()
+        .into_iter()
+        .take(Fr::NUM_BITS as usize)
+        .collect()
+}
+
+/// `reverse_bit_numbering`: padded to whole bytes with constant zeros, each byte's bits
+/// reversed.
+pub(crate) fn reverse_bit_numbering(mut bits: Vec<Bit>) -> Vec<Bit> {
+    while bits.len() % 8 != 0 {
+        bits.push(Const(false));
+    }
+    for byte in bits.chunks_mut(8) {
+        byte.reverse();
+    }
+    bits
+}
+
+/// `multipack::pack_bits`'s value: the first `CAPACITY` bits, least significant first.
+pub(crate) fn pack(bits: &[Bit]) -> Result<Fr, SynthesisError> {
+    let mut repr = [0u8; 32];
+    for (i, b) in bits.iter().take(Fr::CAPACITY as usize).enumerate() {
+        repr[i / 8] |= u8::from(b.value()) << (i % 8);
+    }
+    Option::from(Fr::from_repr(repr)).ok_or(SynthesisError::Unsatisfiable)
+}
+
+/// filecoin-hashers' SHA-256 `hash2_circuit` (and `hash_multi_leaf_circuit` of two leaves):
+/// both values' bit decompositions (255 bits and one constraint each), the SHA-256 of their
+/// 64 bytes, the digest packed (one allocation, one constraint). Returns the packed hash.
+pub(crate) fn sha256_hash2(w: &mut NativeWitness<'_>, a: Fr, b: Fr) -> Result<Fr, SynthesisError> {
+    let mut input = Vec::with_capacity(512);
+    for half in [a, b] {
+        let le = le_bits(&half);
+        for &bit in &le {
+            w.bit(bit);
+        }
+        w.constraints(1);
+        input.extend(reverse_bit_numbering(le.into_iter().map(Is).collect()));
+    }
+    let h = pack(&reverse_bit_numbering(sha256(w, &input)))?;
+    w.push(h);
+    w.add_constraints(1);
+    Ok(h)
+}
+
+/// One level of a binary SHA-256 Merkle path (`insert_2`'s two `pick`s, then the pair's
+/// hash): `cur` with its `sibling`, `cur` on the right when `right`.
+pub(crate) fn sha256_level(
+    w: &mut NativeWitness<'_>,
+    cur: Fr,
+    sibling: Fr,
+    right: bool,
+) -> Result<Fr, SynthesisError> {
+    let (l, r) = if right {
+        (sibling, cur)
+    } else {
+        (cur, sibling)
+    };
+    w.push(l);
+    w.push(r);
+    w.add_constraints(2);
+    sha256_hash2(w, l, r)
 }
 
 #[cfg(test)]
