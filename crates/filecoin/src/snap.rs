@@ -44,9 +44,10 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 struct SnapShape;
 
 /// Partition `k`'s witness-only recording, natively (`native::snap`: the challenges on every
-/// core). The first partition of each tree shape in a process is also synthesized by the
-/// circuit's own gadgets, beside it, and compared; a mismatch turns the native path off for
-/// the shape (logged as an error), and from then on the gadgets record its partitions.
+/// core). The first partition of each tree shape in a process is checked first: the same
+/// circuit cut to its first challenge (`challenge_count` 1) is recorded both natively and by
+/// the circuit's own gadgets, and compared. A mismatch turns the native path off for the
+/// shape (logged as an error), and from then on the gadgets record its partitions.
 fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     shared: &Shared<Tree>,
     k: usize,
@@ -59,44 +60,40 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     };
     let circuit = build(shared, k)?;
     let key = (std::any::TypeId::of::<(SnapShape, Tree)>(), 0);
-    let state = native::state(key);
-    if state == NativeState::Off {
-        return Recorder::synthesize_into(recorder, circuit).map_err(|e| failed(e.to_string()));
-    }
-    let (ours, gadgets) = rayon::join(
-        || native::snap::witness(&circuit, recorder),
-        || {
-            (state == NativeState::Unchecked).then(|| {
-                build(shared, k).and_then(|c| {
-                    Recorder::synthesize(c, RecorderMode::WitnessOnly)
-                        .map_err(|e| failed(e.to_string()))
-                })
-            })
-        },
-    );
-    let ours = ours.map_err(|e| failed(format!("native SnapDeals witness: {e}")))?;
-    if let Some(gadgets) = gadgets.transpose()? {
-        let same = ours.aux == gadgets.aux
-            && ours.inputs == gadgets.inputs
-            && ours.num_constraints == gadgets.num_constraints;
-        if !same {
-            native::mismatch(
+    if native::state(key) == NativeState::Unchecked {
+        let mut first = build(shared, k)?;
+        first.pub_params.challenge_count = 1;
+        first.priv_inputs.challenge_proofs.truncate(1);
+        let ours = native::snap::witness(&first, Recorder::new(RecorderMode::WitnessOnly));
+        let gadgets = Recorder::synthesize(first, RecorderMode::WitnessOnly)
+            .map_err(|e| failed(e.to_string()))?;
+        match ours {
+            Ok(ours)
+                if ours.aux == gadgets.aux
+                    && ours.inputs == gadgets.inputs
+                    && ours.num_constraints == gadgets.num_constraints =>
+            {
+                native::set_state(key, NativeState::Checked)
+            }
+            ours => native::mismatch(
                 key,
                 std::any::type_name::<Tree>(),
                 &format!(
-                    "SnapDeals partition {k}: {} aux values against the gadgets' {}, first \
-                     difference at {:?}",
-                    ours.aux.len(),
+                    "SnapDeals partition {k} cut to its first challenge: {:?} aux values \
+                     against the gadgets' {}",
+                    ours.map(|o| o.aux.len()),
                     gadgets.aux.len(),
-                    ours.aux.iter().zip(&gadgets.aux).position(|(a, b)| a != b)
                 ),
-            );
-            return Ok(gadgets);
+            ),
         }
-        native::set_state(key, NativeState::Checked);
     }
+    if native::state(key) == NativeState::Off {
+        return Recorder::synthesize_into(recorder, circuit).map_err(|e| failed(e.to_string()));
+    }
+    let out = native::snap::witness(&circuit, recorder)
+        .map_err(|e| failed(format!("native SnapDeals witness: {e}")))?;
     crate::partition::count_native_partition();
-    Ok(ours)
+    Ok(out)
 }
 
 /// Plans a SnapDeals request.
