@@ -36,6 +36,10 @@ pub struct SynthOptions {
     pub bellperson: bool,
     /// Also synthesize the kinds the daemon records in full through compiled matrices.
     pub compile_all: bool,
+    /// Leave a/b/c to the device, as the daemon does beside GPU provers that make them
+    /// (`[srs] device_abc`): ours is the witness only. Otherwise a/b/c are evaluated on the
+    /// host from the compiled matrices, as beside the CPU prover.
+    pub device_abc: bool,
 }
 
 /// How a row's partition was synthesized.
@@ -162,8 +166,7 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
         let ctx = || SynthesisContext {
             prepared: prepared.clone(),
             reuse: None,
-            // a/b/c evaluated on the host, as the daemon does beside a CPU prover.
-            defer_abc: false,
+            defer_abc: opts.device_abc,
         };
         let (first, ours_first, _) = measured(|| constraints_of((part.synthesize)(ctx())));
         first
@@ -200,7 +203,7 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
             bellperson,
         };
         let compiled = if opts.compile_all && row.prepare.is_none() {
-            Some(compiled_row(req, &row)?)
+            Some(compiled_row(req, &row, opts.device_abc)?)
         } else {
             None
         };
@@ -210,9 +213,13 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
     Ok(rows)
 }
 
-/// `daemon`'s partition again, witness-only and evaluated against the circuit's compiled
-/// matrices (compiled first, timed apart).
-fn compiled_row(req: &cuzk_filecoin::ProofRequest, daemon: &SynthRow) -> Result<SynthRow> {
+/// `daemon`'s partition again, witness-only and (unless `device_abc`) evaluated against the
+/// circuit's compiled matrices (compiled first, timed apart).
+fn compiled_row(
+    req: &cuzk_filecoin::ProofRequest,
+    daemon: &SynthRow,
+    device_abc: bool,
+) -> Result<SynthRow> {
     let job = cuzk_filecoin::plan(req)?
         .take_jobs()
         .into_iter()
@@ -224,7 +231,13 @@ fn compiled_row(req: &cuzk_filecoin::ProofRequest, daemon: &SynthRow) -> Result<
     let (constraints, ours, ours_peak) = measured(|| {
         constraints_of(
             job.run(cuzk_groth16::RecorderMode::WitnessOnly)
-                .and_then(|w| Ok(shape.evaluate(w)?)),
+                .and_then(|w| {
+                    if device_abc {
+                        Ok(w)
+                    } else {
+                        Ok(shape.evaluate(w)?)
+                    }
+                }),
         )
     });
     Ok(SynthRow {

@@ -12,6 +12,7 @@ fn each_kind_is_synthesized_both_ways_at_its_real_constraint_count() {
         seed: 3,
         bellperson: true,
         compile_all: true,
+        device_abc: false,
     })
     .unwrap();
     // WindowPoSt, recorded in full by the daemon, comes a second time through compiled
@@ -58,7 +59,27 @@ fn an_unknown_kind_is_refused() {
         seed: 3,
         bellperson: false,
         compile_all: false,
+        device_abc: false,
     })
     .unwrap_err();
     assert!(e.to_string().contains("one of porep"), "{e}");
+}
+
+#[test]
+fn with_device_abc_ours_is_the_witness_alone_at_the_real_constraint_count() {
+    let rows = run(&SynthOptions {
+        sector_size: SectorSize::S2KiB,
+        kinds: vec!["porep".into(), "snap".into()],
+        seed: 3,
+        bellperson: false,
+        compile_all: false,
+        device_abc: true,
+    })
+    .unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let id: CircuitId = r.circuit_id.parse().unwrap();
+        assert_eq!(r.constraints, MemoryEstimate::for_circuit(id).constraints);
+        assert!(r.prepare.is_some() && r.bellperson.is_none());
+    }
 }

@@ -61,6 +61,10 @@ pub struct SynthArgs {
     /// matrices, in a row of their own.
     #[arg(long)]
     pub compile_all: bool,
+    /// Synthesize as the daemon does beside GPU provers that make a/b/c themselves
+    /// (`[srs] device_abc`): the witness only, a/b/c left to the device.
+    #[arg(long)]
+    pub device_abc: bool,
 }
 
 /// Runs `cuzk bench`.
@@ -76,6 +80,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 seed: a.seed,
                 bellperson: !a.no_bellperson,
                 compile_all: a.compile_all,
+                device_abc: a.device_abc,
             };
             eprintln!("WARNING: TIMING-ONLY requests: random vanilla proofs of the real shapes, for synthesis time and memory only; no proof is made");
             let rows = cuzk_bench::synth::run(&opts)?;

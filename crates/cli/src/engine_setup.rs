@@ -42,6 +42,9 @@ pub fn tune_for_backends(config: &mut Config, backends: &[Arc<dyn ProverBackend>
 pub fn planner(config: &Config) -> anyhow::Result<Arc<dyn Planner>> {
     Ok(Arc::new(Router {
         synthetic: config.allow_synthetic.then(SyntheticPlanner::default),
-        other: Some(Arc::new(FilecoinPlanner::new(config.params_dir.clone()))),
+        other: Some(Arc::new(
+            FilecoinPlanner::new(config.params_dir.clone())
+                .with_window_post_compiled(config.compile_window_post),
+        )),
     }))
 }

@@ -27,6 +27,7 @@
 //! release_host_copy = true  # drop an SRS's host copy (and its matrices') once every device holds it in VRAM
 //! keep_idle = "10m"         # an idle SRS used within this is evicted only when waiting can't help
 //! device_abc = true         # GPU provers make a/b/c from the compiled matrices in VRAM
+//! compile_window_post = false  # WindowPoSt through compiled matrices and the native witness
 //!
 //! [metrics]
 //! sample_interval = "10ms"
@@ -125,6 +126,12 @@ pub struct Config {
     /// SRS), synthesis defers a/b/c to it: the host holds only the witness. Off: a/b/c are
     /// evaluated on the host and uploaded (for comparisons). Default true.
     pub device_abc: bool,
+    /// Compile WindowPoSt's constraint matrices when its SRS loads, like the other kinds', so
+    /// its partitions are synthesized witness-only (natively, every sector on every core) and
+    /// a/b/c come from the matrices (on the GPU with `device_abc`). Costs the matrices' bytes
+    /// (~11.5 GB at 32 GiB: on the host during the load, then in VRAM beside a GPU) and their
+    /// compile at load time. Default false until measured at 32 GiB (bench/RESULTS.md).
+    pub compile_window_post: bool,
     /// How long an idle SRS is kept against memory pressure: one used within it is evicted
     /// only when the partitions in flight, once finished, would still not free what the first
     /// waiter needs (its reload at 32 GiB costs minutes: the compile of its matrices, the
@@ -359,6 +366,7 @@ struct RawSrs {
     release_host_copy: Option<bool>,
     keep_idle: Option<String>,
     device_abc: Option<bool>,
+    compile_window_post: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -419,6 +427,7 @@ impl Config {
             preload: Vec::new(),
             release_host_srs: true,
             device_abc: true,
+            compile_window_post: false,
             srs_keep_idle: Duration::from_secs(600),
             sample_interval: Duration::from_millis(10),
             timeline_capacity: 100_000,
@@ -495,6 +504,9 @@ impl Config {
         }
         if let Some(v) = raw.srs.device_abc {
             c.device_abc = v;
+        }
+        if let Some(v) = raw.srs.compile_window_post {
+            c.compile_window_post = v;
         }
         if let Some(s) = raw.srs.keep_idle.as_deref() {
             c.srs_keep_idle = parse_duration("srs.keep_idle", s)?;

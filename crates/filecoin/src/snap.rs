@@ -52,6 +52,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     shared: &Shared<Tree>,
     k: usize,
     recorder: Recorder,
+    total_aux: usize,
 ) -> Result<Synthesized> {
     use crate::native::{self, NativeState};
     let failed = |message: String| FilecoinError::Synthesis {
@@ -64,7 +65,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         let mut first = build(shared, k)?;
         first.pub_params.challenge_count = 1;
         first.priv_inputs.challenge_proofs.truncate(1);
-        let ours = native::snap::witness(&first, Recorder::new(RecorderMode::WitnessOnly));
+        let ours = native::snap::witness(&first, Recorder::new(RecorderMode::WitnessOnly), 0);
         let gadgets = Recorder::synthesize(first, RecorderMode::WitnessOnly)
             .map_err(|e| failed(e.to_string()))?;
         match ours {
@@ -90,7 +91,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     if native::state(key) == NativeState::Off {
         return Recorder::synthesize_into(recorder, circuit).map_err(|e| failed(e.to_string()));
     }
-    let out = native::snap::witness(&circuit, recorder)
+    let out = native::snap::witness(&circuit, recorder, total_aux)
         .map_err(|e| failed(format!("native SnapDeals witness: {e}")))?;
     crate::partition::count_native_partition();
     Ok(out)
@@ -198,7 +199,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, S: Synthesis
         .enumerate()
         .map(|(k, public_inputs)| {
             let (for_build, for_witness) = (Arc::clone(&shared), Arc::clone(&shared));
-            let witness = move |recorder| native_witness(&for_witness, k, recorder);
+            let witness = move |recorder| native_witness(&for_witness, k, recorder, estimate.aux);
             PartitionJob {
                 circuit_id,
                 partition: k,

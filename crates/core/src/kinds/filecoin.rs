@@ -23,10 +23,12 @@ use crate::request::ProofRequest;
 /// ([`Planner::prepare`]; held and reserved with the SRS), and every partition is then
 /// synthesized witness-only and evaluated against them ([`CompiledCircuit`]): 1.75×
 /// bellperson's synthesis on porep-2k, 1.35× on winning-2k, against ~1.0× for full recording
-/// (bench/RESULTS.md). WindowPoSt is recorded in full for now: compiled it is 1.17× at 2 KiB,
-/// but at 32 GiB its matrices would hold ~11.5 GB of host memory for as long as its SRS is
-/// loaded, and neither that nor the compile's time has been measured there yet. Everything is
-/// recorded in full when compiling is off or failed.
+/// (bench/RESULTS.md). Witness-only synthesis computes the witness natively where
+/// `cuzk_filecoin` can (every kind), checked against the gadgets once per process. WindowPoSt
+/// is recorded in full unless `with_window_post_compiled`: at 32 GiB its matrices would hold
+/// ~11.5 GB of host memory while its SRS loads (and for as long as it is loaded beside the CPU
+/// prover), and neither that nor the compile's time has been measured there yet. Everything
+/// is recorded in full when compiling is off or failed.
 ///
 /// The job-level verifier is filecoin-proofs' own, which reads the `.vk` files from
 /// `FIL_PROOFS_PARAMETER_CACHE` (read once per process by filecoin-proofs); keep that
@@ -37,6 +39,8 @@ pub struct FilecoinPlanner {
     param_dir: PathBuf,
     /// Compile each circuit's matrices when its SRS loads.
     compile: bool,
+    /// Compile WindowPoSt's too (`Config::compile_window_post`).
+    compile_window_post: bool,
 }
 
 impl FilecoinPlanner {
@@ -45,6 +49,7 @@ impl FilecoinPlanner {
         FilecoinPlanner {
             param_dir,
             compile: true,
+            compile_window_post: false,
         }
     }
 
@@ -54,10 +59,20 @@ impl FilecoinPlanner {
         self
     }
 
+    /// Whether WindowPoSt is compiled too (default false; needs compiling on).
+    pub fn with_window_post_compiled(mut self, compile: bool) -> FilecoinPlanner {
+        self.compile_window_post = compile;
+        self
+    }
+
     /// Whether the circuit `id` is synthesized through compiled matrices.
     pub fn compiles(&self, id: CircuitId) -> bool {
         use cuzk_filecoin::CircuitKind::*;
-        self.compile && matches!(id.kind, PoRep | Snap | WinningPost)
+        self.compile
+            && match id.kind {
+                PoRep | Snap | WinningPost => true,
+                WindowPost => self.compile_window_post,
+            }
     }
 
     /// A planner reading parameters from `$FIL_PROOFS_PARAMETER_CACHE` (else
@@ -300,6 +315,13 @@ mod tests {
         }
         assert!(p.prepare("wpost-2k").unwrap().is_none());
         assert_eq!(p.prepare_size_hint("wpost-2k"), 0);
+        // WindowPoSt is compiled only when asked (`[srs] compile_window_post`).
+        let wpost =
+            FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_window_post_compiled(true);
+        let prepared = wpost.prepare("wpost-2k").unwrap().expect("compiled");
+        let compiled = prepared.data.downcast_ref::<CompiledCircuit>().unwrap();
+        assert_eq!(compiled.num_constraints(), 21_866);
+        assert!(wpost.prepare_size_hint("wpost-2k") >= prepared.bytes);
         let off = FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_compiled(false);
         assert!(off.prepare("snap-2k").unwrap().is_none());
         assert!(off.prepare("winning-2k").unwrap().is_none());

@@ -339,18 +339,23 @@ pub(crate) fn challenge<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 
 /// The partition's witness-only recording of `circuit` into `recorder`: the prefix, then the
 /// challenges in parallel, appended in order.
+///
+/// `total_aux` is the circuit's aux count (its counted shape): every challenge has the same
+/// shape, so each challenge's recorder is sized to its exact share and none grows.
 pub(crate) fn witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     circuit: &EmptySectorUpdateCircuit<Tree>,
     mut recorder: Recorder,
+    total_aux: usize,
 ) -> Result<Synthesized, SynthesisError> {
     recorder.alloc_input(|| "", || Ok(Fr::ONE))?;
     let p = prefix(&mut recorder, circuit)?;
     let proofs = &circuit.priv_inputs.challenge_proofs;
+    let share = total_aux.saturating_sub(recorder.num_aux()) / proofs.len().max(1);
     let parts = proofs
         .par_iter()
         .enumerate()
         .map(|(i, proof)| {
-            let mut cs = Recorder::new(RecorderMode::WitnessOnly);
+            let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
             challenge(&mut cs, &p, i, proof)?;
             Ok(cs.into_synthesized())
         })

@@ -91,20 +91,25 @@ fn sector_values(w: &Synthesized) -> (&[Fr], &[Fr], usize) {
     (&w.aux, &w.inputs[1..], w.num_constraints)
 }
 
+/// A fresh witness-only recording (with a temporary ONE) sized for `aux` values.
 fn record(
+    aux: usize,
     f: impl FnOnce(&mut Recorder) -> Result<(), SynthesisError>,
 ) -> Result<Synthesized, SynthesisError> {
-    let mut cs = Recorder::new(RecorderMode::WitnessOnly);
+    let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, aux);
     cs.alloc_input(|| "temp ONE", || Ok(Fr::ONE))?;
     f(&mut cs)?;
     Ok(cs.into_synthesized())
 }
 
 /// The partition's witness-only recording into `recorder`, natively; `Err` sends the
-/// partition to the gadgets (its native path is off, or a check failed).
+/// partition to the gadgets (its native path is off, or a check failed). `total_aux` is the
+/// circuit's aux count: every sector has the same shape, so each sector's recorder is sized
+/// to its exact share.
 pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
     shared: &Shared<Tree>,
     mut recorder: Recorder,
+    total_aux: usize,
 ) -> Result<Synthesized, SynthesisError> {
     if recorder.mode() != RecorderMode::WitnessOnly
         || <Tree::Hasher as Hasher>::name() != "poseidon_hasher"
@@ -117,6 +122,7 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
         return Err(SynthesisError::Unsatisfiable);
     }
     let slots = slots(shared)?;
+    let share = total_aux / slots.len().max(1);
     let check = || -> Result<Option<Synthesized>, SynthesisError> {
         if state != NativeState::Unchecked {
             return Ok(None);
@@ -124,13 +130,13 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
         let first = *slots.first().ok_or(SynthesisError::Unsatisfiable)?;
         let circuit = Sector::<Tree>::circuit(first.0, first.1)
             .map_err(|_| SynthesisError::AssignmentMissing)?;
-        record(|cs| (&circuit).synthesize(cs)).map(Some)
+        record(share, |cs| (&circuit).synthesize(cs)).map(Some)
     };
     let (parts, gadget) = rayon::join(
         || {
             slots
                 .par_iter()
-                .map(|&slot| record(|cs| sector::<Tree>(cs, slot)))
+                .map(|&slot| record(share, |cs| sector::<Tree>(cs, slot)))
                 .collect::<Result<Vec<_>, _>>()
         },
         check,
