@@ -13,6 +13,10 @@
 //! 3. the challenges' values (aux and inputs) are appended in challenge order, and their
 //!    constraint counts added.
 //!
+//! Step 2 is normally native (`native::porep`: each challenge's values computed without the
+//! gadgets, no prefix to drop); the crate's synthesis is the reference it is checked against
+//! once per process and circuit shape, and the fallback when that check fails.
+//!
 //! The result is checked against the circuit's counted shape; a mismatch is an error (the
 //! caller falls back to the sequential synthesis, loudly). Bit-exactness with the gadget path
 //! is tested on real 2 KiB and 8 MiB data (`tests/porep_witness.rs`).
@@ -228,12 +232,13 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
         let parts = match native::state(key) {
             NativeState::Off => self.gadget_parts(lead, share, self.vanilla.len())?,
             NativeState::Checked => {
+                let parts = self.native_parts(share - lead.aux)?;
                 crate::partition::count_native_partition();
-                self.native_parts(share)?
+                parts
             }
             NativeState::Unchecked => {
                 let (native, gadget) = rayon::join(
-                    || self.native_parts(share),
+                    || self.native_parts(share - lead.aux),
                     || self.gadget_parts(lead, share, 1),
                 );
                 match reconcile::<Tree>(key, native?, gadget?) {

@@ -1,6 +1,5 @@
-//! Issue 14: a PoRep partition's witness recorded with its challenges in parallel and their
-//! labeling computed natively (`porep_witness.rs`, `native/`: what witness-only synthesis now
-//! does) equals, value for value, the circuit's own sequential synthesis (a full recording),
+//! Issue 14: a PoRep partition's witness computed natively, its challenges in parallel
+//! (`porep_witness.rs`, `native/`: what witness-only synthesis now does) equals, value for value, the circuit's own sequential synthesis (a full recording),
 //! on real 2 KiB and real 8 MiB data;
 //! and the compiled a/b/c from it satisfy the circuit. The 32 GiB-shaped check runs on the
 //! device (`-- --ignored`).
@@ -8,59 +7,23 @@ mod common;
 
 use std::time::Instant;
 
-use cuzk_filecoin::partition::{
-    native_witness_mismatches, native_witness_partitions, witness_fallbacks,
-};
 use cuzk_filecoin::testdata::{ensure, TestdataOptions};
 use cuzk_filecoin::{plan, ProofRequest, SectorSize};
-use cuzk_groth16::RecorderMode;
 
-/// Partition `k` of `req`: the parallel witness against the full sequential recording.
+/// Partition `k` of `req`: the parallel native witness against the full sequential
+/// recording, then (with `evaluate`) the compiled a/b/c from it against the circuit.
 fn check(req: &ProofRequest, k: usize, what: &str, evaluate: bool) {
-    let full_job = plan(req).unwrap().take_jobs().remove(k);
-    let id = full_job.circuit_id;
-    let t = Instant::now();
-    let full = full_job.run(RecorderMode::Full).unwrap();
-    let full_s = t.elapsed().as_secs_f64();
-    let job = plan(req).unwrap().take_jobs().remove(k);
-    let before = witness_fallbacks();
-    let (mismatches, natives) = (native_witness_mismatches(), native_witness_partitions());
-    let t = Instant::now();
-    let w = job.run(RecorderMode::WitnessOnly).unwrap();
-    let witness_s = t.elapsed().as_secs_f64();
-    assert_eq!(
-        witness_fallbacks(),
-        before,
-        "{what}: the parallel witness fell back"
-    );
-    assert_eq!(
-        native_witness_mismatches(),
-        mismatches,
-        "{what}: the native witness differed from the gadgets"
-    );
-    assert!(
-        native_witness_partitions() > natives,
-        "{what}: the native witness was not used"
-    );
+    let (w, full_s, witness_s) = common::native_equals_full(req, k, what);
     eprintln!(
         "{what} partition {k}: {} constraints, {} aux; full sequential recording {full_s:.2} s, \
          parallel witness {witness_s:.2} s on {} threads",
-        full.num_constraints,
-        full.aux.len(),
+        w.num_constraints,
+        w.aux.len(),
         rayon::current_num_threads()
     );
-    assert_eq!(
-        w.num_constraints, full.num_constraints,
-        "{what}: constraints"
-    );
-    assert_eq!(w.inputs, full.inputs, "{what}: inputs");
-    assert_eq!(w.aux.len(), full.aux.len(), "{what}: aux count");
-    if let Some(i) = w.aux.iter().zip(&full.aux).position(|(a, b)| a != b) {
-        panic!("{what}: aux value {i} differs");
-    }
     if evaluate {
+        let id = plan(req).unwrap().take_jobs().remove(k).circuit_id;
         let shape = cuzk_filecoin::compiled::compile(id).unwrap();
-        drop(full);
         assert!(
             shape.evaluate(w).unwrap().is_satisfied(),
             "{what}: not satisfied"

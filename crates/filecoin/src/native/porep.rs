@@ -95,7 +95,6 @@ where
             w.push(r);
         }
         let hash = hash_column(&mut w, &rows)?;
-        drop(w);
         poseidon_por(cs, hash, &path.as_options())?;
         parents.push(rows);
     }
@@ -112,7 +111,6 @@ where
     for &b in &node_bits {
         sha256_sink_bit(&mut w, b);
     }
-    drop(w);
     pack_inputs(cs, &node_bits)?;
 
     let mut labels = Vec::with_capacity(layers);
@@ -135,7 +133,6 @@ where
     let encoded = key + leaf;
     w.push(encoded);
     w.add_constraints(1);
-    drop(w);
     poseidon_por(cs, encoded, &proof.comm_r_last_proof.as_options())?;
     let column_hash = hash_column(&mut native(cs)?, &labels)?;
     let (_, c_x_path) = column_parts(&columns.c_x)?;
@@ -166,7 +163,6 @@ fn tree_d_path(
         // insert_2's two picks, then the pair's hash.
         cur = sha256_level(&mut w, cur, sibling, right)?;
     }
-    drop(w);
     // The path's index bits packed into inputs, and the computed root's equality with comm_d.
     pack_inputs(cs, &index_bits)?;
     native(cs)?.add_constraints(1);

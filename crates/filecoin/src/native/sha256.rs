@@ -210,11 +210,11 @@ fn addmany(sink: &mut impl Sink, eq: &mut MultiEq, ops: &[Word]) -> Word {
     let max = ops.len() as u64 * u64::from(u32::MAX);
     let width = 64 - max.leading_zeros() as usize;
     let mut out = [Const(false); 32];
-    for i in 0..width {
-        let b = alloc(sink, (sum >> i) & 1 == 1);
-        if i < 32 {
-            out[i] = b;
-        }
+    for (i, slot) in out.iter_mut().enumerate() {
+        *slot = alloc(sink, (sum >> i) & 1 == 1);
+    }
+    for i in 32..width {
+        alloc(sink, (sum >> i) & 1 == 1);
     }
     eq.enforce_equal(sink, width);
     Word(out)

@@ -129,7 +129,6 @@ pub(crate) fn prefix<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     let partition_bits = bits[..pp.partition_bit_len].to_vec();
     let h_select_bits = bits[pp.partition_bit_len..].to_vec();
     let partition = alloc(&mut w, packed(&partition_bits));
-    drop(w);
     let comm_r_old = value(pi.comm_r_old)?;
     let comm_d_new = value(pi.comm_d_new)?;
     let comm_r_new = value(pi.comm_r_new)?;

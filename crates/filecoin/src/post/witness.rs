@@ -66,20 +66,17 @@ fn sector<Tree: 'static + MerkleTreeTrait>(
     w.push(comm_r_last);
     w.push(comm_c);
     w.push(comm_r);
-    drop(w);
     // `inputize`: the input and its equality.
     cs.alloc_input(|| "", || Ok(comm_r))?;
     let mut w = native(cs)?;
     w.add_constraints(1);
     poseidon::hash(&mut w, &[comm_c, comm_r_last], &*POSEIDON_CONSTANTS_2)?;
     w.add_constraints(1);
-    drop(w);
     for inclusion in &proof.inclusion_proofs {
         let leaf: Fr = inclusion.leaf().into();
         let mut w = native(cs)?;
         w.push(leaf);
         let (_, bits) = poseidon::path(&mut w, leaf, &inclusion.as_options())?;
-        drop(w);
         pack_inputs(cs, &bits)?;
         native(cs)?.add_constraints(1);
     }

@@ -66,3 +66,56 @@ pub fn peak_rss_growth<T>(f: impl FnOnce() -> T) -> (T, u64) {
 pub fn vector_bytes(s: &cuzk_groth16::Synthesized) -> u64 {
     32 * (s.a.len() + s.b.len() + s.c.len() + s.inputs.len() + s.aux.len()) as u64
 }
+
+/// Partition `k` of `req` synthesized witness-only (the native witness, its partition's
+/// challenges or sectors in parallel) and by the circuit's own full sequential recording:
+/// asserts they hold the same constraint count, inputs and aux values, that the native path
+/// was used and that nothing fell back or differed. Returns the witness and the full
+/// recording's and the witness's seconds.
+pub fn native_equals_full(
+    req: &ProofRequest,
+    k: usize,
+    what: &str,
+) -> (cuzk_groth16::Synthesized, f64, f64) {
+    use cuzk_filecoin::partition::{
+        native_witness_mismatches, native_witness_partitions, witness_fallbacks,
+    };
+    use cuzk_groth16::RecorderMode;
+    let t = std::time::Instant::now();
+    let full = cuzk_filecoin::plan(req).unwrap().take_jobs().remove(k);
+    let full = full.run(RecorderMode::Full).unwrap();
+    let full_s = t.elapsed().as_secs_f64();
+    let job = cuzk_filecoin::plan(req).unwrap().take_jobs().remove(k);
+    let before = (
+        witness_fallbacks(),
+        native_witness_mismatches(),
+        native_witness_partitions(),
+    );
+    let t = std::time::Instant::now();
+    let w = job.run(RecorderMode::WitnessOnly).unwrap();
+    let witness_s = t.elapsed().as_secs_f64();
+    assert_eq!(
+        witness_fallbacks(),
+        before.0,
+        "{what}: fell back to the gadgets"
+    );
+    assert_eq!(
+        native_witness_mismatches(),
+        before.1,
+        "{what}: the native witness differed from the gadgets"
+    );
+    assert!(
+        native_witness_partitions() > before.2,
+        "{what}: the native witness was not used"
+    );
+    assert_eq!(
+        w.num_constraints, full.num_constraints,
+        "{what}: constraints"
+    );
+    assert_eq!(w.inputs, full.inputs, "{what}: inputs");
+    assert_eq!(w.aux.len(), full.aux.len(), "{what}: aux count");
+    if let Some(i) = w.aux.iter().zip(&full.aux).position(|(a, b)| a != b) {
+        panic!("{what}: aux value {i} differs");
+    }
+    (w, full_s, witness_s)
+}

@@ -66,7 +66,7 @@ where
     V: 'static + filecoin_hashers::PoseidonArity,
     W: 'static + filecoin_hashers::PoseidonArity,
 {
-    let arities = std::iter::repeat(U::to_usize()).take(levels).chain(
+    let arities = std::iter::repeat_n(U::to_usize(), levels).chain(
         [V::to_usize(), W::to_usize()]
             .into_iter()
             .filter(|&a| a > 0),
