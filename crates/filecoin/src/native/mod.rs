@@ -28,14 +28,26 @@ pub(crate) fn native(cs: &mut Recorder) -> Result<NativeWitness<'_>, SynthesisEr
     cs.native_witness().ok_or(SynthesisError::Unsatisfiable)
 }
 
+/// The value of at most 254 bits, least significant first (`pack_bits`' allocation).
+pub(crate) fn packed(bits: &[bool]) -> Fr {
+    bits.iter()
+        .rev()
+        .fold(Fr::ZERO, |acc, &b| acc.double() + Fr::from(u64::from(b)))
+}
+
+/// Allocates `v` with the one constraint that defines it (`pick`, `mul`, a sum, an S-box
+/// step): nearly every value the gadgets allocate comes with exactly one.
+pub(crate) fn alloc(w: &mut NativeWitness<'_>, v: Fr) -> Fr {
+    w.push(v);
+    w.add_constraints(1);
+    v
+}
+
 /// `multipack::pack_into_inputs`: `bits` (least significant first) packed into one public
 /// input per 254, one constraint each.
 pub(crate) fn pack_inputs(cs: &mut Recorder, bits: &[bool]) -> Result<(), SynthesisError> {
     for chunk in bits.chunks(Fr::CAPACITY as usize) {
-        let v = chunk
-            .iter()
-            .rev()
-            .fold(Fr::ZERO, |acc, &b| acc.double() + Fr::from(u64::from(b)));
+        let v = packed(chunk);
         cs.alloc_input(|| "", || Ok(v))?;
         native(cs)?.add_constraints(1);
     }

@@ -19,11 +19,7 @@ use neptune::Arity;
 use bellpepper_core::SynthesisError;
 use cuzk_groth16::NativeWitness;
 
-fn alloc(w: &mut NativeWitness<'_>, v: Fr) -> Fr {
-    w.push(v);
-    w.add_constraints(1);
-    v
-}
+use super::alloc;
 
 /// `x⁵`'s allocations after the input: `x²`, `x⁴`, then `x⁴ · x (+ post)`.
 fn s_box(w: &mut NativeWitness<'_>, x: Fr, post: Option<Fr>) -> Fr {

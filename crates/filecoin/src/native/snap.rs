@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use cuzk_groth16::{NativeWitness, Recorder, RecorderMode, Synthesized};
 
 use super::sha256::{le_bits, sha256_hash2, sha256_level, Sink};
-use super::{native, poseidon};
+use super::{alloc, native, packed, poseidon};
 
 /// What every challenge reads from the prefix.
 pub(crate) struct Prefix {
@@ -49,19 +49,6 @@ fn inputize(cs: &mut Recorder, v: Fr) -> Result<(), SynthesisError> {
     cs.alloc_input(|| "", || Ok(v))?;
     native(cs)?.add_constraints(1);
     Ok(())
-}
-
-/// The value of bits, least significant first (`pack_bits` of fewer than 255 bits).
-fn packed(bits: &[bool]) -> Fr {
-    bits.iter()
-        .rev()
-        .fold(Fr::ZERO, |acc, &b| acc.double() + Fr::from(u64::from(b)))
-}
-
-fn alloc(w: &mut NativeWitness<'_>, v: Fr) -> Fr {
-    w.push(v);
-    w.add_constraints(1);
-    v
 }
 
 /// `por_no_challenge_input` over a binary SHA-256 tree: `bits` give each level's side.
