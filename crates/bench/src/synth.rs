@@ -40,6 +40,9 @@ pub struct SynthOptions {
     /// (`[srs] device_abc`): ours is the witness only. Otherwise a/b/c are evaluated on the
     /// host from the compiled matrices, as beside the CPU prover.
     pub device_abc: bool,
+    /// Plan as the daemon does with `[srs] compile_window_post`: WindowPoSt through compiled
+    /// matrices and the witness-only recording in the daemon's own row.
+    pub compile_window_post: bool,
 }
 
 /// How a row's partition was synthesized.
@@ -139,7 +142,8 @@ fn constraints_of<E>(s: std::result::Result<Synthesized, E>) -> std::result::Res
 pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
     let shaped = cuzk_filecoin::shaped::requests(opts.sector_size, opts.seed)?;
     // The planner reads no parameter file to plan or prepare.
-    let planner = FilecoinPlanner::new(std::env::temp_dir());
+    let planner = FilecoinPlanner::new(std::env::temp_dir())
+        .with_window_post_compiled(opts.compile_window_post);
     let one_thread = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()

@@ -13,6 +13,7 @@ fn each_kind_is_synthesized_both_ways_at_its_real_constraint_count() {
         bellperson: true,
         compile_all: true,
         device_abc: false,
+        compile_window_post: false,
     })
     .unwrap();
     // WindowPoSt, recorded in full by the daemon, comes a second time through compiled
@@ -60,24 +61,29 @@ fn an_unknown_kind_is_refused() {
         bellperson: false,
         compile_all: false,
         device_abc: false,
+        compile_window_post: false,
     })
     .unwrap_err();
     assert!(e.to_string().contains("one of porep"), "{e}");
 }
 
 #[test]
-fn with_device_abc_ours_is_the_witness_alone_at_the_real_constraint_count() {
+fn with_device_abc_ours_is_the_witness_alone_at_the_real_constraint_count_window_post_too() {
     let rows = run(&SynthOptions {
         sector_size: SectorSize::S2KiB,
-        kinds: vec!["porep".into(), "snap".into()],
+        kinds: vec!["porep".into(), "snap".into(), "wpost".into()],
         seed: 3,
         bellperson: false,
-        compile_all: false,
+        compile_all: true,
         device_abc: true,
+        compile_window_post: true,
     })
     .unwrap();
-    assert_eq!(rows.len(), 2);
+    // With compile_window_post the daemon's own WindowPoSt row is compiled, so compile_all
+    // adds no second row.
+    assert_eq!(rows.len(), 3);
     for r in &rows {
+        assert_eq!(r.path, SynthPath::Daemon, "{}", r.circuit_id);
         let id: CircuitId = r.circuit_id.parse().unwrap();
         assert_eq!(r.constraints, MemoryEstimate::for_circuit(id).constraints);
         assert!(r.prepare.is_some() && r.bellperson.is_none());

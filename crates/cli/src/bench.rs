@@ -65,6 +65,10 @@ pub struct SynthArgs {
     /// (`[srs] device_abc`): the witness only, a/b/c left to the device.
     #[arg(long)]
     pub device_abc: bool,
+    /// Plan as the daemon does with `[srs] compile_window_post`: WindowPoSt through compiled
+    /// matrices (compiled first, timed apart) in the daemon's own row.
+    #[arg(long)]
+    pub compile_window_post: bool,
 }
 
 /// Runs `cuzk bench`.
@@ -81,6 +85,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 bellperson: !a.no_bellperson,
                 compile_all: a.compile_all,
                 device_abc: a.device_abc,
+                compile_window_post: a.compile_window_post,
             };
             eprintln!("WARNING: TIMING-ONLY requests: random vanilla proofs of the real shapes, for synthesis time and memory only; no proof is made");
             let rows = cuzk_bench::synth::run(&opts)?;
