@@ -215,7 +215,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
                 };
                 Pieces::new(&for_witness.pub_in, &for_witness.vanilla[k])
                     .map_err(failed)?
-                    .witness(recorder, estimate.aux)
+                    .witness(recorder, estimate.aux, estimate.exact)
                     .map_err(|e| failed(e.to_string()))
             };
             PartitionJob {

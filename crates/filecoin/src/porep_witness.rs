@@ -14,8 +14,10 @@
 //!    constraint counts added.
 //!
 //! Step 2 is normally native (`native::porep`: each challenge's values computed without the
-//! gadgets, no prefix to drop); the crate's synthesis is the reference it is checked against
-//! once per process and circuit shape, and the fallback when that check fails.
+//! gadgets, no prefix to drop, and, where the circuit's shape was counted, written straight
+//! into the challenge's own slice of the partition's aux vector, so step 3 copies nothing);
+//! the crate's synthesis is the reference it is checked against once per process and circuit
+//! shape, and the fallback when that check fails.
 //!
 //! The result is checked against the circuit's counted shape; a mismatch is an error (the
 //! caller falls back to the sequential synthesis, loudly). Bit-exactness with the gadget path
@@ -119,7 +121,6 @@ fn reconcile<Tree>(key: NativeKey, native: Vec<Part>, gadget: Vec<Part>) -> Opti
     match (native.first(), gadget.first()) {
         (Some(n), Some(g)) if n.same_values(g) => {
             native::set_state(key, NativeState::Checked);
-            crate::partition::count_native_partition();
             Some(native)
         }
         (n, g) => {
@@ -195,20 +196,22 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
 
     /// The witness-only recording of the whole partition into `recorder` (fresh or reusing a
     /// finished partition's buffers), its challenges on rayon's threads. `total_aux` is the
-    /// circuit's aux count (its counted shape): each challenge's recorder is sized to its share,
-    /// so the challenges together hold one more copy of the witness, never a grown one. With a
-    /// finished partition's a/b/c kept for reuse, that is exactly the proving phase's
-    /// reservation (a/b/c plus twice the assignment).
+    /// circuit's aux count, `exact` when its shape was counted.
     ///
     /// The challenges are computed natively (`native::porep`) unless that was found to differ
-    /// from the gadgets for this circuit shape. The first partition of each shape in a
-    /// process also runs its first challenge through the gadgets, beside the native
-    /// challenges, and compares them value for value: a mismatch is logged as an error, turns
-    /// the native path off for the shape and redoes the partition with the gadgets.
+    /// from the gadgets for this circuit shape. With an exact count each native challenge
+    /// writes straight into its own slice of the partition's aux vector (`native::units`):
+    /// the witness exists once. The first partition of each shape in a process also runs its
+    /// first challenge through the gadgets and natively into recordings of their own, beside
+    /// the partition's native challenges, and compares them value for value: a mismatch is
+    /// logged as an error, turns the native path off for the shape and redoes the partition
+    /// with the gadgets, each challenge into a recorder sized to its share (so the challenges
+    /// hold one more copy of the witness, never a grown one), appended in order.
     pub(crate) fn witness(
         self,
         mut recorder: Recorder,
         total_aux: usize,
+        exact: bool,
     ) -> Result<Synthesized, SynthesisError>
     where
         Domain<Tree>: serde::de::DeserializeOwned,
@@ -216,6 +219,7 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
         if recorder.mode() != RecorderMode::WitnessOnly {
             return Err(SynthesisError::Unsatisfiable);
         }
+        let t0 = std::time::Instant::now();
         recorder.alloc_input(|| "", || Ok(Scalar::ONE))?;
         let before = counts(&recorder);
         self.synthesize(&mut recorder, &[])?;
@@ -227,33 +231,69 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
             inputs: after.inputs - before.inputs,
             constraints: after.constraints - before.constraints,
         };
-        let share = lead.aux + total_aux.saturating_sub(after.aux) / self.vanilla.len().max(1);
+        let n = self.vanilla.len().max(1);
+        let rest = total_aux.saturating_sub(after.aux);
+        // Each challenge's aux count: exact when the circuit's shape was counted and shares
+        // evenly among the challenges.
+        let (per, exact) = (rest / n, exact && rest % n == 0);
+        let share = lead.aux + per;
         let key = native_key::<Tree>(self.vanilla);
-        let parts = match native::state(key) {
-            NativeState::Off => self.gadget_parts(lead, share, self.vanilla.len())?,
+        let mut out = recorder.into_synthesized();
+        let mark = (out.aux.len(), out.inputs.len(), out.num_constraints);
+        let prefix = native::porep::Prefix::new(self.replica_id.into());
+        let native_all = |out: &mut Synthesized| {
+            native::units(out, self.vanilla.len(), per, exact, |i, w| {
+                native::porep::challenge::<Tree>(w, &prefix, &self.vanilla[i])
+            })
+        };
+        let native_done = match native::state(key) {
+            NativeState::Off => false,
             NativeState::Checked => {
-                let parts = self.native_parts(share - lead.aux)?;
-                crate::partition::count_native_partition();
-                parts
+                native_all(&mut out)?;
+                true
             }
             NativeState::Unchecked => {
-                let (native, gadget) = rayon::join(
-                    || self.native_parts(share - lead.aux),
-                    || self.gadget_parts(lead, share, 1),
+                // Every challenge natively, and beside it the first challenge through the
+                // gadgets and again natively (into a recording of its own), compared.
+                let (all, check) = rayon::join(
+                    || native_all(&mut out),
+                    || {
+                        rayon::join(
+                            || self.native_first(per),
+                            || self.gadget_parts(lead, share, 1),
+                        )
+                    },
                 );
-                match reconcile::<Tree>(key, native?, gadget?) {
-                    Some(native) => native,
-                    None => self.gadget_parts(lead, share, self.vanilla.len())?,
+                let (first, gadget) = check;
+                match reconcile::<Tree>(key, vec![first?], gadget?) {
+                    Some(_) => {
+                        all?;
+                        true
+                    }
+                    None => false,
                 }
             }
         };
-        let mut out = recorder.into_synthesized();
-        out.aux.reserve(parts.iter().map(|p| p.aux().len()).sum());
-        for p in parts {
-            out.aux.extend_from_slice(p.aux());
-            out.inputs.extend_from_slice(p.inputs());
-            out.num_constraints += p.constraints();
+        if native_done {
+            crate::partition::count_native_partition();
+        } else {
+            out.aux.truncate(mark.0);
+            out.inputs.truncate(mark.1);
+            out.num_constraints = mark.2;
+            let parts = self.gadget_parts(lead, share, self.vanilla.len())?;
+            out.aux.reserve(parts.iter().map(|p| p.aux().len()).sum());
+            for p in parts {
+                out.aux.extend_from_slice(p.aux());
+                out.inputs.extend_from_slice(p.inputs());
+                out.num_constraints += p.constraints();
+            }
         }
+        tracing::debug!(
+            native = native_done,
+            exact,
+            ms = t0.elapsed().as_millis() as u64,
+            "PoRep partition witness"
+        );
         Ok(out)
     }
 
@@ -275,20 +315,17 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
             .collect()
     }
 
-    /// Every challenge computed natively.
-    fn native_parts(&self, share: usize) -> Result<Vec<Part>, SynthesisError>
+    /// The first challenge computed natively into a recording of its own (the run-time
+    /// check's side).
+    fn native_first(&self, share: usize) -> Result<Part, SynthesisError>
     where
         Domain<Tree>: serde::de::DeserializeOwned,
     {
         let prefix = native::porep::Prefix::new(self.replica_id.into());
-        self.vanilla
-            .par_iter()
-            .map(|challenge| {
-                let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
-                native::porep::challenge::<Tree>(&mut cs, &prefix, challenge)?;
-                Part::new(cs, NATIVE_LEAD)
-            })
-            .collect()
+        let first = self.vanilla.first().ok_or(SynthesisError::Unsatisfiable)?;
+        let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
+        native::porep::challenge::<Tree>(&mut native::native(&mut cs)?, &prefix, first)?;
+        Part::new(cs, NATIVE_LEAD)
     }
 }
 

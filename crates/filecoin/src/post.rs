@@ -207,7 +207,7 @@ fn job<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     let shared = std::sync::Arc::new(shared);
     let (for_build, for_witness) = (std::sync::Arc::clone(&shared), shared);
     let witness = move |recorder| {
-        witness::witness(&for_witness, recorder, estimate.aux).map_err(|e| {
+        witness::witness(&for_witness, recorder, estimate.aux, estimate.exact).map_err(|e| {
             FilecoinError::Synthesis {
                 partition: 0,
                 message: format!("native PoSt witness: {e}"),

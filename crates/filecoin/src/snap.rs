@@ -53,6 +53,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     k: usize,
     recorder: Recorder,
     total_aux: usize,
+    exact: bool,
 ) -> Result<Synthesized> {
     use crate::native::{self, NativeState};
     let failed = |message: String| FilecoinError::Synthesis {
@@ -65,7 +66,8 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         let mut first = build(shared, k)?;
         first.pub_params.challenge_count = 1;
         first.priv_inputs.challenge_proofs.truncate(1);
-        let ours = native::snap::witness(&first, Recorder::new(RecorderMode::WitnessOnly), 0);
+        let ours =
+            native::snap::witness(&first, Recorder::new(RecorderMode::WitnessOnly), 0, false);
         let gadgets = Recorder::synthesize(first, RecorderMode::WitnessOnly)
             .map_err(|e| failed(e.to_string()))?;
         match ours {
@@ -91,7 +93,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     if native::state(key) == NativeState::Off {
         return Recorder::synthesize_into(recorder, circuit).map_err(|e| failed(e.to_string()));
     }
-    let out = native::snap::witness(&circuit, recorder, total_aux)
+    let out = native::snap::witness(&circuit, recorder, total_aux, exact)
         .map_err(|e| failed(format!("native SnapDeals witness: {e}")))?;
     crate::partition::count_native_partition();
     Ok(out)
@@ -199,7 +201,9 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, S: Synthesis
         .enumerate()
         .map(|(k, public_inputs)| {
             let (for_build, for_witness) = (Arc::clone(&shared), Arc::clone(&shared));
-            let witness = move |recorder| native_witness(&for_witness, k, recorder, estimate.aux);
+            let witness = move |recorder| {
+                native_witness(&for_witness, k, recorder, estimate.aux, estimate.exact)
+            };
             PartitionJob {
                 circuit_id,
                 partition: k,

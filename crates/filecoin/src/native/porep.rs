@@ -14,10 +14,10 @@ use serde::de::DeserializeOwned;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_porep::stacked::ColumnProof;
 
-use cuzk_groth16::{NativeWitness, Recorder};
+use cuzk_groth16::NativeWitness;
 
 use super::sha256::{le_bits, pack, reverse_bit_numbering, sha256, sha256_level, Bit};
-use super::{native, pack_inputs, poseidon};
+use super::{pack_inputs, poseidon};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
@@ -60,19 +60,19 @@ fn hash_column(w: &mut NativeWitness<'_>, rows: &[Fr]) -> Result<Fr, SynthesisEr
 /// `PoRCircuit` of a Poseidon tree with a private root: the ascent, its index bits packed
 /// into inputs, the computed root's equality with the root (a constraint).
 fn poseidon_por(
-    cs: &mut Recorder,
+    w: &mut NativeWitness<'_>,
     leaf: Fr,
     path: &[(Vec<Option<Fr>>, Option<usize>)],
 ) -> Result<(), SynthesisError> {
-    let (_, bits) = poseidon::path(&mut native(cs)?, leaf, path)?;
-    pack_inputs(cs, &bits)?;
-    native(cs)?.add_constraints(1);
+    let (_, bits) = poseidon::path(w, leaf, path)?;
+    pack_inputs(w, &bits);
+    w.add_constraints(1);
     Ok(())
 }
 
-/// One challenge, natively, into `cs` (a fresh witness-only recorder).
+/// One challenge, natively, into `w`.
 pub(crate) fn challenge<Tree: 'static + MerkleTreeTrait>(
-    cs: &mut Recorder,
+    w: &mut NativeWitness<'_>,
     prefix: &Prefix,
     proof: &VanillaSealProof<Tree>,
 ) -> Result<(), SynthesisError>
@@ -83,19 +83,18 @@ where
         return Err(SynthesisError::Unsatisfiable);
     }
     let leaf: Fr = proof.comm_d_proofs.leaf().into();
-    native(cs)?.push(leaf);
-    tree_d_path(cs, leaf, &proof.comm_d_proofs.as_options())?;
+    w.push(leaf);
+    tree_d_path(w, leaf, &proof.comm_d_proofs.as_options())?;
 
     let columns = &proof.replica_column_proofs;
     let mut parents: Vec<Vec<Fr>> = Vec::new();
     for column in columns.drg_parents.iter().chain(&columns.exp_parents) {
         let (rows, path) = column_parts(column)?;
-        let mut w = native(cs)?;
         for &r in &rows {
             w.push(r);
         }
-        let hash = hash_column(&mut w, &rows)?;
-        poseidon_por(cs, hash, &path.as_options())?;
+        let hash = hash_column(w, &rows)?;
+        poseidon_por(w, hash, &path.as_options())?;
         parents.push(rows);
     }
     let drg = columns.drg_parents.len();
@@ -107,11 +106,10 @@ where
     // `UInt64::alloc` (64 bits, least significant first) and its packing into one input.
     let node = proof.comm_d_proofs.path_index() as u64;
     let node_bits: Vec<bool> = (0..64).map(|i| (node >> i) & 1 == 1).collect();
-    let mut w = native(cs)?;
     for &b in &node_bits {
-        sha256_sink_bit(&mut w, b);
+        sha256_sink_bit(w, b);
     }
-    pack_inputs(cs, &node_bits)?;
+    pack_inputs(w, &node_bits);
 
     let mut labels = Vec::with_capacity(layers);
     for layer in 1..=layers {
@@ -119,37 +117,34 @@ where
         if layer > 1 {
             values.extend(parents[drg..].iter().map(|p| p[layer - 2]));
         }
-        let mut w = native(cs)?;
-        let label = label(&mut w, prefix, layer as u32, node, &values)?;
+        let label = label(w, prefix, layer as u32, node, &values)?;
         // `pack_bits`'s allocation and constraint.
         w.push(label);
         w.add_constraints(1);
         labels.push(label);
     }
 
-    let mut w = native(cs)?;
     let key = *labels.last().ok_or(SynthesisError::Unsatisfiable)?;
     // `encode`: key + data leaf, one constraint.
     let encoded = key + leaf;
     w.push(encoded);
     w.add_constraints(1);
-    poseidon_por(cs, encoded, &proof.comm_r_last_proof.as_options())?;
-    let column_hash = hash_column(&mut native(cs)?, &labels)?;
+    poseidon_por(w, encoded, &proof.comm_r_last_proof.as_options())?;
+    let column_hash = hash_column(w, &labels)?;
     let (_, c_x_path) = column_parts(&columns.c_x)?;
-    poseidon_por(cs, column_hash, &c_x_path.as_options())
+    poseidon_por(w, column_hash, &c_x_path.as_options())
 }
 
 /// The tree D inclusion of the data leaf `leaf` (`PoRCircuit` of a binary SHA-256 tree, its
-/// root the prefix's `comm_d`, kept private), allocated into `cs`. Per level, from the leaf
+/// root the prefix's `comm_d`, kept private), allocated into `w`. Per level, from the leaf
 /// up: the index bit, the sibling, the two `pick`s that order the pair, both halves' bit
 /// decompositions, the SHA-256 of their 64 bytes and its packing. Then the index bits packed
 /// into one public input, and the root equality (a constraint, no allocation).
 fn tree_d_path(
-    cs: &mut Recorder,
+    w: &mut NativeWitness<'_>,
     leaf: Fr,
     path: &[(Vec<Option<Fr>>, Option<usize>)],
 ) -> Result<(), SynthesisError> {
-    let mut w = native(cs)?;
     let mut cur = leaf;
     let mut index_bits = Vec::with_capacity(path.len());
     for (siblings, index) in path {
@@ -157,21 +152,21 @@ fn tree_d_path(
             return Err(SynthesisError::AssignmentMissing);
         };
         let right = index & 1 == 1;
-        sha256_sink_bit(&mut w, right);
+        sha256_sink_bit(w, right);
         index_bits.push(right);
         w.push(sibling);
         // insert_2's two picks, then the pair's hash.
-        cur = sha256_level(&mut w, cur, sibling, right)?;
+        cur = sha256_level(w, cur, sibling, right)?;
     }
     // The path's index bits packed into inputs, and the computed root's equality with comm_d.
-    pack_inputs(cs, &index_bits)?;
-    native(cs)?.add_constraints(1);
+    pack_inputs(w, &index_bits);
+    w.add_constraints(1);
     Ok(())
 }
 
 /// `create_label_circuit` for `layer` (1-based) with its parents' values (the DRG parents,
 /// then from layer 2 on the expander parents): the parents' bit decompositions, the SHA-256
-/// of `replica id ‖ layer ‖ node ‖ 37 parents` and its packing, allocated into `cs`; returns
+/// of `replica id ‖ layer ‖ node ‖ 37 parents` and its packing, allocated into `w`; returns
 /// the label (whose variable the caller allocates).
 fn label(
     w: &mut NativeWitness<'_>,

@@ -19,9 +19,7 @@ use storage_proofs_update::circuit::ChallengeProof;
 use storage_proofs_update::constants::{hs, POSEIDON_CONSTANTS_GEN_RANDOMNESS};
 use storage_proofs_update::EmptySectorUpdateCircuit;
 
-use rayon::prelude::*;
-
-use cuzk_groth16::{NativeWitness, Recorder, RecorderMode, Synthesized};
+use cuzk_groth16::{NativeWitness, Recorder, Synthesized};
 
 use super::sha256::{le_bits, sha256_hash2, sha256_level, Sink};
 use super::{alloc, native, packed, poseidon};
@@ -251,14 +249,13 @@ fn poseidon_por(
     Ok(())
 }
 
-/// Challenge `c_index`, natively, into `cs` (a fresh witness-only recorder).
+/// Challenge `c_index`, natively, into `w`.
 pub(crate) fn challenge<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
-    cs: &mut Recorder,
+    w: &mut NativeWitness<'_>,
     p: &Prefix,
     c_index: usize,
     proof: &ChallengeProof<Tree>,
 ) -> Result<(), SynthesisError> {
-    let mut w = native(cs)?;
     let c_bits: Vec<bool> = p
         .generated
         .get(c_index)
@@ -273,27 +270,23 @@ pub(crate) fn challenge<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     // get_challenge_high_bits.
     let mut selected = Fr::ZERO;
     for (&h, &select) in p.hs.iter().zip(&p.h_select_bits) {
-        let high = alloc(&mut w, packed(&c_bits[c_bits.len() - h..]));
-        selected += alloc(&mut w, if select { high } else { Fr::ZERO });
+        let high = alloc(w, packed(&c_bits[c_bits.len() - h..]));
+        selected += alloc(w, if select { high } else { Fr::ZERO });
     }
-    let c_high = alloc(&mut w, selected);
-    let rho = poseidon::hash(
-        &mut w,
-        &[p.phi, c_high],
-        &*POSEIDON_CONSTANTS_GEN_RANDOMNESS,
-    )?;
+    let c_high = alloc(w, selected);
+    let rho = poseidon::hash(w, &[p.phi, c_high], &*POSEIDON_CONSTANTS_GEN_RANDOMNESS)?;
     let leaf_r_old = value(proof.leaf_r_old)?;
     let leaf_d_new = value(proof.leaf_d_new)?;
     w.push(leaf_r_old);
     w.push(leaf_d_new);
     // label_r_new.
-    let d_rho = alloc(&mut w, leaf_d_new * rho);
-    let leaf_r_new = alloc(&mut w, leaf_r_old + d_rho);
+    let d_rho = alloc(w, leaf_d_new * rho);
+    let leaf_r_new = alloc(w, leaf_r_old + d_rho);
 
-    let old = siblings(&mut w, &proof.path_r_old)?;
-    poseidon_por(&mut w, leaf_r_old, &old, &c_bits)?;
-    let new = siblings(&mut w, &proof.path_r_new)?;
-    poseidon_por(&mut w, leaf_r_new, &new, &c_bits)?;
+    let old = siblings(w, &proof.path_r_old)?;
+    poseidon_por(w, leaf_r_old, &old, &c_bits)?;
+    let new = siblings(w, &proof.path_r_new)?;
+    poseidon_por(w, leaf_r_new, &new, &c_bits)?;
 
     // The apex leaf: `select` over the apex leaves by the bits just below the partition's.
     let start = p.challenge_bit_len - p.partition_bit_len - p.apex_leaf_bit_len;
@@ -302,7 +295,7 @@ pub(crate) fn challenge<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     for &bit in apex_bits.iter().rev() {
         let half = state.len() / 2;
         state = (0..half)
-            .map(|j| alloc(&mut w, if bit { state[half + j] } else { state[j] }))
+            .map(|j| alloc(w, if bit { state[half + j] } else { state[j] }))
             .collect();
     }
     if state.len() != 1 {
@@ -318,39 +311,35 @@ pub(crate) fn challenge<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     for &s in &path {
         w.push(s);
     }
-    sha256_por(&mut w, leaf_d_new, &path, &c_bits[..start])?;
+    sha256_por(w, leaf_d_new, &path, &c_bits[..start])?;
     w.add_constraints(1);
     Ok(())
 }
 
 /// The partition's witness-only recording of `circuit` into `recorder`: the prefix, then the
-/// challenges in parallel, appended in order.
+/// challenges on rayon's threads, in order (`native::units`).
 ///
-/// `total_aux` is the circuit's aux count (its counted shape): every challenge has the same
-/// shape, so each challenge's recorder is sized to its exact share and none grows.
+/// `total_aux` is the circuit's aux count, `exact` when its shape was counted: every
+/// challenge has the same shape, so each then writes straight into its own slice of the
+/// partition's aux vector.
 pub(crate) fn witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     circuit: &EmptySectorUpdateCircuit<Tree>,
     mut recorder: Recorder,
     total_aux: usize,
+    exact: bool,
 ) -> Result<Synthesized, SynthesisError> {
     recorder.alloc_input(|| "", || Ok(Fr::ONE))?;
     let p = prefix(&mut recorder, circuit)?;
     let proofs = &circuit.priv_inputs.challenge_proofs;
-    let share = total_aux.saturating_sub(recorder.num_aux()) / proofs.len().max(1);
-    let parts = proofs
-        .par_iter()
-        .enumerate()
-        .map(|(i, proof)| {
-            let mut cs = Recorder::with_hints(RecorderMode::WitnessOnly, 0, 0, share);
-            challenge(&mut cs, &p, i, proof)?;
-            Ok(cs.into_synthesized())
-        })
-        .collect::<Result<Vec<Synthesized>, SynthesisError>>()?;
+    let n = proofs.len().max(1);
+    let rest = total_aux.saturating_sub(recorder.num_aux());
     let mut out = recorder.into_synthesized();
-    out.aux.reserve(parts.iter().map(|p| p.aux.len()).sum());
-    for part in parts {
-        out.aux.extend_from_slice(&part.aux);
-        out.num_constraints += part.num_constraints;
-    }
+    super::units(
+        &mut out,
+        proofs.len(),
+        rest / n,
+        exact && rest % n == 0,
+        |i, w| challenge(w, &p, i, &proofs[i]),
+    )?;
     Ok(out)
 }

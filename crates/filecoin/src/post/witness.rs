@@ -6,7 +6,8 @@
 //! input, `H(comm_c, comm_r_last)` (Poseidon of arity 2) and its equality with `comm_r`; then
 //! per challenge a `PoRCircuit` of the tree R path: the leaf allocated, the ascent
 //! (`native::poseidon::path`), its index bits packed into inputs, the root equality. Here each
-//! sector is computed on a thread of its own, natively, and the sectors are appended in order.
+//! sector is computed on a thread of its own, natively, into its own slice of the partition's
+//! aux vector.
 //!
 //! The first partition of each tree shape in a process also synthesizes its first sector
 //! with the crate's own gadgets and compares: a mismatch is logged as an error, turns the
@@ -17,11 +18,10 @@ use blstrs::Scalar as Fr;
 use ff::Field;
 use filecoin_hashers::{Hasher, POSEIDON_CONSTANTS_2};
 use filecoin_proofs::MerkleTreeTrait;
-use rayon::prelude::*;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_post::fallback::{Sector, SectorProof};
 
-use cuzk_groth16::{Recorder, RecorderMode, Synthesized};
+use cuzk_groth16::{NativeWitness, Recorder, RecorderMode, Synthesized};
 
 use super::{Domain, Shared};
 use crate::native::{self, native, pack_inputs, poseidon, NativeState};
@@ -54,31 +54,28 @@ fn slots<Tree: 'static + MerkleTreeTrait>(
         .collect())
 }
 
-/// One sector slot, natively, into `cs` (a fresh witness-only recorder).
+/// One sector slot, natively, into `w`.
 fn sector<Tree: 'static + MerkleTreeTrait>(
-    cs: &mut Recorder,
+    w: &mut NativeWitness<'_>,
     (public, proof): Slot<'_, Tree>,
 ) -> Result<(), SynthesisError> {
     let comm_r: Fr = public.comm_r.into();
     let comm_c: Fr = proof.comm_c.into();
     let comm_r_last: Fr = proof.comm_r_last.into();
-    let mut w = native(cs)?;
     w.push(comm_r_last);
     w.push(comm_c);
     w.push(comm_r);
     // `inputize`: the input and its equality.
-    cs.alloc_input(|| "", || Ok(comm_r))?;
-    let mut w = native(cs)?;
+    w.push_input(comm_r);
     w.add_constraints(1);
-    poseidon::hash(&mut w, &[comm_c, comm_r_last], &*POSEIDON_CONSTANTS_2)?;
+    poseidon::hash(w, &[comm_c, comm_r_last], &*POSEIDON_CONSTANTS_2)?;
     w.add_constraints(1);
     for inclusion in &proof.inclusion_proofs {
         let leaf: Fr = inclusion.leaf().into();
-        let mut w = native(cs)?;
         w.push(leaf);
-        let (_, bits) = poseidon::path(&mut w, leaf, &inclusion.as_options())?;
-        pack_inputs(cs, &bits)?;
-        native(cs)?.add_constraints(1);
+        let (_, bits) = poseidon::path(w, leaf, &inclusion.as_options())?;
+        pack_inputs(w, &bits);
+        w.add_constraints(1);
     }
     Ok(())
 }
@@ -101,12 +98,14 @@ fn record(
 
 /// The partition's witness-only recording into `recorder`, natively; `Err` sends the
 /// partition to the gadgets (its native path is off, or a check failed). `total_aux` is the
-/// circuit's aux count: every sector has the same shape, so each sector's recorder is sized
-/// to its exact share.
+/// circuit's aux count, `exact` when its shape was counted: every sector has the same shape,
+/// so each sector then writes straight into its own slice of the partition's aux vector
+/// (`native::units`).
 pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
     shared: &Shared<Tree>,
     mut recorder: Recorder,
     total_aux: usize,
+    exact: bool,
 ) -> Result<Synthesized, SynthesisError> {
     if recorder.mode() != RecorderMode::WitnessOnly
         || <Tree::Hasher as Hasher>::name() != "poseidon_hasher"
@@ -119,36 +118,43 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
         return Err(SynthesisError::Unsatisfiable);
     }
     let slots = slots(shared)?;
-    let share = total_aux / slots.len().max(1);
-    let check = || -> Result<Option<Synthesized>, SynthesisError> {
+    let n = slots.len().max(1);
+    let share = total_aux / n;
+    let exact = exact && total_aux % n == 0;
+    // The first partition of a shape: its first sector through the gadgets and natively,
+    // each into a recording of its own.
+    let check = || -> Result<Option<(Synthesized, Synthesized)>, SynthesisError> {
         if state != NativeState::Unchecked {
             return Ok(None);
         }
         let first = *slots.first().ok_or(SynthesisError::Unsatisfiable)?;
         let circuit = Sector::<Tree>::circuit(first.0, first.1)
             .map_err(|_| SynthesisError::AssignmentMissing)?;
-        record(share, |cs| (&circuit).synthesize(cs)).map(Some)
+        let (gadget, ours) = rayon::join(
+            || record(share, |cs| (&circuit).synthesize(cs)),
+            || record(share, |cs| sector::<Tree>(&mut native(cs)?, first)),
+        );
+        Ok(Some((gadget?, ours?)))
     };
-    let (parts, gadget) = rayon::join(
+    recorder.alloc_input(|| "", || Ok(Fr::ONE))?;
+    let mut out = recorder.into_synthesized();
+    let (all, checked) = rayon::join(
         || {
-            slots
-                .par_iter()
-                .map(|&slot| record(share, |cs| sector::<Tree>(cs, slot)))
-                .collect::<Result<Vec<_>, _>>()
+            native::units(&mut out, slots.len(), share, exact, |i, w| {
+                sector::<Tree>(w, slots[i])
+            })
         },
         check,
     );
-    let parts = parts?;
-    if let Some(gadget) = gadget? {
-        let native = parts.first().map(sector_values);
-        if native != Some(sector_values(&gadget)) {
+    if let Some((gadget, ours)) = checked? {
+        if sector_values(&ours) != sector_values(&gadget) {
             native::mismatch(
                 key,
                 std::any::type_name::<Tree>(),
                 &format!(
-                    "PoSt, the partition's first sector: {:?} aux values against the \
+                    "PoSt, the partition's first sector: {} aux values against the \
                      gadgets' {}",
-                    native.map(|n| n.0.len()),
+                    ours.aux.len(),
                     gadget.aux.len()
                 ),
             );
@@ -156,15 +162,7 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
         }
         native::set_state(key, NativeState::Checked);
     }
-    recorder.alloc_input(|| "", || Ok(Fr::ONE))?;
-    let mut out = recorder.into_synthesized();
-    out.aux.reserve(parts.iter().map(|p| p.aux.len()).sum());
-    for p in &parts {
-        let (aux, inputs, constraints) = sector_values(p);
-        out.aux.extend_from_slice(aux);
-        out.inputs.extend_from_slice(inputs);
-        out.num_constraints += constraints;
-    }
+    all?;
     crate::partition::count_native_partition();
     Ok(out)
 }

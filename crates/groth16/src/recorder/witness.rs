@@ -78,32 +78,93 @@ impl ConstraintSystem<Scalar> for WitnessCs {
 }
 
 /// Values a native witness computation appends to a witness-only recording, in the
-/// circuit's allocation order, with the constraints the skipped gadgets would have counted
-/// ([`Recorder::native_witness`]).
+/// circuit's allocation order, with the inputs and the constraints the skipped gadgets would
+/// have allocated and counted: either onto a recording's vectors ([`Recorder::native_witness`])
+/// or, where the caller knows exactly how many values a piece of the witness holds, straight
+/// into that piece's slice of the partition's aux vector ([`NativeWitness::into_slice`]), so
+/// that pieces computed on several threads need no copy to be joined.
 #[derive(Debug)]
 pub struct NativeWitness<'a> {
-    out: &'a mut super::Synthesized,
+    aux: Aux<'a>,
+    inputs: &'a mut Vec<Scalar>,
+    constraints: &'a mut usize,
 }
 
-impl NativeWitness<'_> {
+#[derive(Debug)]
+enum Aux<'a> {
+    /// Appended to a vector.
+    Grow(&'a mut Vec<Scalar>),
+    /// Written into `dst` from `at` on; `at` counts past the end too (never written there).
+    Slice { dst: &'a mut [Scalar], at: usize },
+}
+
+impl<'a> NativeWitness<'a> {
+    /// A witness appended to `aux`, `inputs` and `constraints`.
+    pub fn growing(
+        aux: &'a mut Vec<Scalar>,
+        inputs: &'a mut Vec<Scalar>,
+        constraints: &'a mut usize,
+    ) -> NativeWitness<'a> {
+        NativeWitness {
+            aux: Aux::Grow(aux),
+            inputs,
+            constraints,
+        }
+    }
+
+    /// A witness whose aux values fill `dst` from its start (its inputs and constraints
+    /// appended to `inputs` and `constraints`). [`NativeWitness::filled`] says whether exactly
+    /// `dst.len()` values came; values past the end are counted, not written.
+    pub fn into_slice(
+        dst: &'a mut [Scalar],
+        inputs: &'a mut Vec<Scalar>,
+        constraints: &'a mut usize,
+    ) -> NativeWitness<'a> {
+        NativeWitness {
+            aux: Aux::Slice { dst, at: 0 },
+            inputs,
+            constraints,
+        }
+    }
+
+    /// Whether a slice witness received exactly its slice's length of values (a growing one
+    /// always has).
+    pub fn filled(&self) -> bool {
+        match &self.aux {
+            Aux::Grow(_) => true,
+            Aux::Slice { dst, at } => *at == dst.len(),
+        }
+    }
+
     /// Appends an aux value.
     #[inline]
     pub fn push(&mut self, value: Scalar) {
-        self.out.aux.push(value);
+        match &mut self.aux {
+            Aux::Grow(aux) => aux.push(value),
+            Aux::Slice { dst, at } => {
+                if let Some(slot) = dst.get_mut(*at) {
+                    *slot = value;
+                }
+                *at += 1;
+            }
+        }
     }
 
     /// Appends a 0/1 aux value.
     #[inline]
     pub fn push_bit(&mut self, value: bool) {
-        self.out
-            .aux
-            .push(if value { Scalar::ONE } else { Scalar::ZERO });
+        self.push(if value { Scalar::ONE } else { Scalar::ZERO });
+    }
+
+    /// Appends a public input (as `alloc_input` records it).
+    pub fn push_input(&mut self, value: Scalar) {
+        self.inputs.push(value);
     }
 
     /// Counts `n` constraints.
     #[inline]
     pub fn add_constraints(&mut self, n: usize) {
-        self.out.num_constraints += n;
+        *self.constraints += n;
     }
 }
 
@@ -111,7 +172,10 @@ impl Recorder {
     /// A handle that appends natively computed values, or `None` unless this is a
     /// witness-only recording (a full recording needs every constraint's terms).
     pub fn native_witness(&mut self) -> Option<NativeWitness<'_>> {
-        (self.mode == RecorderMode::WitnessOnly).then_some(NativeWitness { out: &mut self.out })
+        (self.mode == RecorderMode::WitnessOnly).then(|| {
+            let out = &mut self.out;
+            NativeWitness::growing(&mut out.aux, &mut out.inputs, &mut out.num_constraints)
+        })
     }
 }
 
@@ -207,5 +271,38 @@ mod tests {
         assert_eq!(w.aux, full.aux);
         assert_eq!(w.num_constraints, full.num_constraints);
         assert!(!w.has_evaluations());
+    }
+
+    #[test]
+    fn a_slice_witness_fills_its_slice_and_says_when_it_did_not() {
+        let values: Vec<Scalar> = (1..=4u64).map(Scalar::from).collect();
+        let (mut inputs, mut constraints) = (Vec::new(), 0);
+        let mut dst = vec![Scalar::ZERO; 4];
+        let mut w = NativeWitness::into_slice(&mut dst, &mut inputs, &mut constraints);
+        for &v in &values[..3] {
+            w.push(v);
+        }
+        assert!(!w.filled(), "three of four values");
+        w.push_input(Scalar::from(9));
+        w.add_constraints(2);
+        w.push(values[3]);
+        assert!(w.filled());
+        w.push_bit(true);
+        assert!(!w.filled(), "a fifth value overflows a slice of four");
+        assert_eq!(dst, values, "nothing is written past the end");
+        assert_eq!((inputs, constraints), (vec![Scalar::from(9)], 2));
+
+        // A growing one appends, as a recording's own handle does.
+        let mut r = Recorder::new(RecorderMode::WitnessOnly);
+        let mut w = r.native_witness().expect("witness-only");
+        w.push_bit(true);
+        w.push_input(Scalar::from(5));
+        w.add_constraints(3);
+        assert!(w.filled());
+        assert_eq!(
+            (r.num_aux(), r.num_inputs(), r.num_constraints()),
+            (1, 1, 3)
+        );
+        assert!(Recorder::new(RecorderMode::Full).native_witness().is_none());
     }
 }
