@@ -9,7 +9,7 @@
 //! urgent_reserve = "1GiB"   # for HIGH/CRITICAL only; default: budget/16, at most 1GiB
 //!
 //! [pipeline]
-//! synthesis_concurrency = 8 # default: CPU count
+//! synthesis_concurrency = 2 # default: CPU count / 8, from 2 to 8
 //! urgent_threads = 8        # CPU pools of HIGH and of CRITICAL work (0: none); default: CPUs
 //! prover_workers_per_device = 2
 //! prover_interlock = true
@@ -65,7 +65,11 @@ pub struct Config {
     /// ([`Config::urgent_reserve`]).
     pub urgent_reserve_bytes: Option<u64>,
     /// Partitions synthesized at once, independent of memory; guards against memory-bandwidth
-    /// thrash. Default: the CPU count.
+    /// thrash. Each partition's witness runs on every core (its challenges or sectors in
+    /// parallel), so more partitions at once only finish later together: at 32 GiB PoRep on
+    /// the H200's 16 cores, 2 kept the GPU busy 93.5 % of a c=2 j=4 run, 4 89.9 %, 16 82.6 %
+    /// (`bench/RESULTS.md`). Default: the CPU count / 8, from 2 to 8
+    /// ([`default_synthesis_concurrency`]).
     pub synthesis_concurrency: usize,
     /// Threads of each of the two CPU pools that HIGH and CRITICAL work runs on (their
     /// partitions' synthesis and the SRS loads they wait for), apart from rayon's global pool
@@ -392,6 +396,13 @@ fn size_field(field: &str, s: &str) -> Result<u64, EngineError> {
     parse_size(s).map_err(|e| EngineError::Config(format!("{field}: {e}")))
 }
 
+/// The default `synthesis_concurrency` for `cpus` cores: a couple of partitions keep the
+/// cores busy while one waits on its serial parts, and a GPU fed; many cores (several GPUs'
+/// worth) get up to 8.
+pub fn default_synthesis_concurrency(cpus: usize) -> usize {
+    (cpus / 8).clamp(2, 8)
+}
+
 impl Config {
     /// Defaults derived from this machine.
     pub fn default_for_machine() -> Config {
@@ -412,7 +423,7 @@ impl Config {
             margin_bytes,
             request_buffer_bytes: (budget_bytes / 32).min(MAX_DEFAULT_REQUEST_BUFFER),
             urgent_reserve_bytes: None,
-            synthesis_concurrency: m.cpus,
+            synthesis_concurrency: default_synthesis_concurrency(m.cpus),
             urgent_threads: m.cpus,
             prover_workers_per_device: 2,
             prover_interlock: true,

@@ -22,6 +22,14 @@ fn the_default_request_buffer_holds_thirty_32g_porep_requests_arriving() {
         cpus: 16,
     };
     let c = Config::defaults_for(&box_128g, None, None);
+    // Two partitions at once on 16 cores (each witness runs on every core).
+    assert_eq!(c.synthesis_concurrency, 2);
+    assert_eq!(
+        (1..=256)
+            .map(crate::config::default_synthesis_concurrency)
+            .collect::<std::collections::BTreeSet<_>>(),
+        (2..=8).collect()
+    );
     assert!(
         c.request_buffer_bytes >= 30 * 2 * C1_32G,
         "{}",
