@@ -8,8 +8,9 @@
 //! - by bellperson's own prover-side synthesis, on a rayon pool of one thread: its rate is
 //!   per core, the comparison the issue asks for.
 //!
-//! With `compile_all`, a kind the daemon records in full (WindowPoSt) is also synthesized
-//! through compiled matrices, in a row of its own: what compiling it would cost and save.
+//! With `compile_all`, a kind the daemon records in full (WindowPoSt, without
+//! `compile_window_post`) is also synthesized through compiled matrices, in a row of its own:
+//! what compiling it would cost and save.
 //!
 //! Ours is timed twice: the first synthesis in the process (which includes the run-time check
 //! of a native witness against the circuit's gadgets) and the same partition again, from a
@@ -40,8 +41,9 @@ pub struct SynthOptions {
     /// (`[srs] device_abc`): ours is the witness only. Otherwise a/b/c are evaluated on the
     /// host from the compiled matrices, as beside the CPU prover.
     pub device_abc: bool,
-    /// Plan as the daemon does with `[srs] compile_window_post`: WindowPoSt through compiled
-    /// matrices and the witness-only recording in the daemon's own row.
+    /// Plan as the daemon does with `[srs] compile_window_post` (its default): WindowPoSt
+    /// through compiled matrices and the witness-only recording in the daemon's own row;
+    /// `false` records it in full, as with `compile_window_post = false`.
     pub compile_window_post: bool,
 }
 

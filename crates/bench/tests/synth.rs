@@ -16,8 +16,8 @@ fn each_kind_is_synthesized_both_ways_at_its_real_constraint_count() {
         compile_window_post: false,
     })
     .unwrap();
-    // WindowPoSt, recorded in full by the daemon, comes a second time through compiled
-    // matrices.
+    // WindowPoSt, recorded in full by a daemon with `compile_window_post = false`, comes a
+    // second time through compiled matrices.
     let (daemon, compiled): (Vec<_>, Vec<_>) =
         rows.iter().partition(|r| r.path == SynthPath::Daemon);
     assert_eq!(daemon.len(), kinds.len());

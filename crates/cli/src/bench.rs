@@ -57,18 +57,18 @@ pub struct SynthArgs {
     /// Skip bellperson's single-threaded synthesis (minutes a partition at 32 GiB).
     #[arg(long)]
     pub no_bellperson: bool,
-    /// Also synthesize the kinds the daemon records in full (WindowPoSt) through compiled
-    /// matrices, in a row of their own.
+    /// Also synthesize the kinds the daemon records in full (WindowPoSt with
+    /// `--record-window-post`) through compiled matrices, in a row of their own.
     #[arg(long)]
     pub compile_all: bool,
     /// Synthesize as the daemon does beside GPU provers that make a/b/c themselves
     /// (`[srs] device_abc`): the witness only, a/b/c left to the device.
     #[arg(long)]
     pub device_abc: bool,
-    /// Plan as the daemon does with `[srs] compile_window_post`: WindowPoSt through compiled
-    /// matrices (compiled first, timed apart) in the daemon's own row.
+    /// Plan as the daemon does with `[srs] compile_window_post = false`: WindowPoSt recorded
+    /// in full (by default it is compiled first, timed apart, as the daemon does).
     #[arg(long)]
-    pub compile_window_post: bool,
+    pub record_window_post: bool,
 }
 
 /// Runs `cuzk bench`.
@@ -85,7 +85,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 bellperson: !a.no_bellperson,
                 compile_all: a.compile_all,
                 device_abc: a.device_abc,
-                compile_window_post: a.compile_window_post,
+                compile_window_post: !a.record_window_post,
             };
             eprintln!("WARNING: TIMING-ONLY requests: random vanilla proofs of the real shapes, for synthesis time and memory only; no proof is made");
             let rows = cuzk_bench::synth::run(&opts)?;

@@ -27,7 +27,7 @@
 //! release_host_copy = true  # drop an SRS's host copy (and its matrices') once every device holds it in VRAM
 //! keep_idle = "10m"         # an idle SRS used within this is evicted only when waiting can't help
 //! device_abc = true         # GPU provers make a/b/c from the compiled matrices in VRAM
-//! compile_window_post = false  # WindowPoSt through compiled matrices and the native witness
+//! compile_window_post = true   # WindowPoSt through compiled matrices and the native witness
 //!
 //! [metrics]
 //! sample_interval = "10ms"
@@ -133,8 +133,9 @@ pub struct Config {
     /// Compile WindowPoSt's constraint matrices when its SRS loads, like the other kinds', so
     /// its partitions are synthesized witness-only (natively, every sector on every core) and
     /// a/b/c come from the matrices (on the GPU with `device_abc`). Costs the matrices' bytes
-    /// (~11.5 GB at 32 GiB: on the host during the load, then in VRAM beside a GPU) and their
-    /// compile at load time. Default false until measured at 32 GiB (bench/RESULTS.md).
+    /// (9.98 GiB at 32 GiB: on the host during the load, then in VRAM beside a GPU) and their
+    /// compile at load time (41 s on the H200); a 32 GiB partition's witness then takes 1.72 s
+    /// on its 16 cores instead of 44 s recorded in full (bench/RESULTS.md). Default true.
     pub compile_window_post: bool,
     /// How long an idle SRS is kept against memory pressure: one used within it is evicted
     /// only when the partitions in flight, once finished, would still not free what the first
@@ -438,7 +439,7 @@ impl Config {
             preload: Vec::new(),
             release_host_srs: true,
             device_abc: true,
-            compile_window_post: false,
+            compile_window_post: true,
             srs_keep_idle: Duration::from_secs(600),
             sample_interval: Duration::from_millis(10),
             timeline_capacity: 100_000,

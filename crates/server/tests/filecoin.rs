@@ -7,7 +7,7 @@
 //! directory `cuzk-filecoin`'s tests use: generated once per target dir, under a file lock.
 mod common;
 
-use common::fc::{dir, request, start_filecoin, start_filecoin_on};
+use common::fc::{dir, request, start_filecoin, start_filecoin_with};
 use common::{completed, status_name};
 use cuzk_groth16::{
     CpuProver, Pending, Proof, ProveError, ProverBackend, Scalar, Srs, Synthesized,
@@ -99,19 +99,23 @@ impl ProverBackend for DeferredCpu {
 }
 
 /// Beside a backend that makes a/b/c itself, the compiled kinds reach it with a/b/c
-/// deferred (the host held only the witness), WindowPoSt (recorded in full) with them made,
-/// and every proof verifies with filecoin-proofs.
+/// deferred (the host held only the witness), WindowPoSt recorded in full (`[srs]
+/// compile_window_post = false`) with them made, and every proof verifies with
+/// filecoin-proofs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deferred_abc_reach_a_backend_that_makes_them_and_verify() {
-    for (kind, deferred) in [("porep", 1), ("wpost", 0)] {
+    for (kind, compile_window_post, deferred) in
+        [("porep", true, 1), ("wpost", true, 1), ("wpost", false, 0)]
+    {
         let backend = Arc::new(DeferredCpu::default());
-        let d = start_filecoin_on(vec![backend.clone()]).await;
+        let d = start_filecoin_with(vec![backend.clone()], compile_window_post).await;
         prove_and_verify_on(kind, d).await;
-        assert_eq!(backend.deferred.load(Ordering::Relaxed), deferred, "{kind}");
+        let what = format!("{kind}, compile_window_post {compile_window_post}");
+        assert_eq!(backend.deferred.load(Ordering::Relaxed), deferred, "{what}");
         assert_eq!(
             backend.evaluated.load(Ordering::Relaxed),
             1 - deferred,
-            "{kind}"
+            "{what}"
         );
     }
 }

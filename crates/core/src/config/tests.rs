@@ -93,9 +93,9 @@ fn toml_overrides_and_defaults() {
         Duration::from_secs(600)
     );
     assert!(c.self_verify);
-    assert!(!c.compile_window_post);
+    assert!(c.compile_window_post);
     assert!(
-        Config::from_toml_str("[srs]\ncompile_window_post = true\n")
+        !Config::from_toml_str("[srs]\ncompile_window_post = false\n")
             .unwrap()
             .compile_window_post
     );

@@ -25,10 +25,11 @@ use crate::request::ProofRequest;
 /// bellperson's synthesis on porep-2k, 1.35× on winning-2k, against ~1.0× for full recording
 /// (bench/RESULTS.md). Witness-only synthesis computes the witness natively where
 /// `cuzk_filecoin` can (every kind), checked against the gadgets once per process. WindowPoSt
-/// is recorded in full unless `with_window_post_compiled`: at 32 GiB its matrices would hold
-/// ~11.5 GB of host memory while its SRS loads (and for as long as it is loaded beside the CPU
-/// prover), and neither that nor the compile's time has been measured there yet. Everything
-/// is recorded in full when compiling is off or failed.
+/// is compiled too unless `with_window_post_compiled(false)`: at 32 GiB its matrices hold
+/// 9.98 GiB (host memory during its SRS load, then VRAM beside a GPU; host memory for as long
+/// as it is loaded beside the CPU prover) and take 41 s to compile on the H200's 16 cores,
+/// and a partition's witness then takes 1.72 s there instead of 44 s recorded in full
+/// (bench/RESULTS.md). Everything is recorded in full when compiling is off or failed.
 ///
 /// The job-level verifier is filecoin-proofs' own, which reads the `.vk` files from
 /// `FIL_PROOFS_PARAMETER_CACHE` (read once per process by filecoin-proofs); keep that
@@ -49,7 +50,7 @@ impl FilecoinPlanner {
         FilecoinPlanner {
             param_dir,
             compile: true,
-            compile_window_post: false,
+            compile_window_post: true,
         }
     }
 
@@ -313,15 +314,17 @@ mod tests {
                 prepared.bytes
             );
         }
-        assert!(p.prepare("wpost-2k").unwrap().is_none());
-        assert_eq!(p.prepare_size_hint("wpost-2k"), 0);
-        // WindowPoSt is compiled only when asked (`[srs] compile_window_post`).
-        let wpost =
-            FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_window_post_compiled(true);
-        let prepared = wpost.prepare("wpost-2k").unwrap().expect("compiled");
+        // WindowPoSt is compiled by default, and recorded in full when asked
+        // (`[srs] compile_window_post = false`).
+        let prepared = p.prepare("wpost-2k").unwrap().expect("compiled");
         let compiled = prepared.data.downcast_ref::<CompiledCircuit>().unwrap();
         assert_eq!(compiled.num_constraints(), 21_866);
-        assert!(wpost.prepare_size_hint("wpost-2k") >= prepared.bytes);
+        assert!(p.prepare_size_hint("wpost-2k") >= prepared.bytes);
+        let recorded =
+            FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_window_post_compiled(false);
+        assert!(recorded.prepare("wpost-2k").unwrap().is_none());
+        assert_eq!(recorded.prepare_size_hint("wpost-2k"), 0);
+        assert!(recorded.prepare("winning-2k").unwrap().is_some());
         let off = FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_compiled(false);
         assert!(off.prepare("snap-2k").unwrap().is_none());
         assert!(off.prepare("winning-2k").unwrap().is_none());

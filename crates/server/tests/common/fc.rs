@@ -42,10 +42,21 @@ pub async fn start_filecoin() -> TestDaemon {
 
 /// [`start_filecoin`] proving on `backends`.
 pub async fn start_filecoin_on(backends: Vec<Arc<dyn ProverBackend>>) -> TestDaemon {
+    start_filecoin_with(backends, true).await
+}
+
+/// [`start_filecoin_on`], WindowPoSt compiled or recorded in full (`[srs]
+/// compile_window_post`).
+pub async fn start_filecoin_with(
+    backends: Vec<Arc<dyn ProverBackend>>,
+    compile_window_post: bool,
+) -> TestDaemon {
     let (dir, _) = data();
     let planner = Arc::new(Router {
         synthetic: Some(SyntheticPlanner::default()),
-        other: Some(Arc::new(FilecoinPlanner::new(dir.clone()))),
+        other: Some(Arc::new(
+            FilecoinPlanner::new(dir.clone()).with_window_post_compiled(compile_window_post),
+        )),
     });
     let params = dir.clone();
     start_with_backends(Transport::Unix, planner, backends, move |c, _| {
