@@ -104,6 +104,7 @@ fn looks_intact(s: &Synthesized, t: &Synthesized) -> bool {
     s.num_constraints == t.num_constraints
         && same(&s.inputs, &t.inputs)
         && same(&s.aux, &t.aux)
+        && s.compact == t.compact
         && same(&s.a, &t.a)
         && same(&s.b, &t.b)
         && same(&s.c, &t.c)
@@ -127,6 +128,7 @@ fn copy_of(t: &Synthesized, reuse: Option<Synthesized>) -> Synthesized {
         b_input_density: t.b_input_density.clone(),
         b_aux_density: t.b_aux_density.clone(),
         num_constraints: t.num_constraints,
+        compact: t.compact.clone(),
         compiled: t.compiled.clone(),
     }
 }
@@ -140,7 +142,7 @@ impl Planner for TimingPlanner {
             .filter(|n| *n > 0)
             .ok_or_else(|| EngineError::InvalidRequest("expected `partitions=N`".into()))?;
         let t = &self.template;
-        let shape = (t.num_constraints, t.inputs.len(), t.aux.len());
+        let shape = (t.num_constraints, t.inputs.len(), t.num_aux());
         let partitions = (0..n)
             .map(|index| {
                 let (t, reused, intact) = (

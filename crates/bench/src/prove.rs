@@ -95,7 +95,7 @@ pub fn run(args: &ProveOptions) -> Result<()> {
             Recorder::with_hints(RecorderMode::Full, hint, srs.vk().ic.len(), srs.l().len());
         let syn = Recorder::synthesize_into(recorder, args.circuit).step("synthesis")?;
         let t_syn = t.elapsed();
-        let (n, aux, heap) = (syn.num_constraints, syn.aux.len(), syn.heap_bytes());
+        let (n, aux, heap) = (syn.num_constraints, syn.num_aux(), syn.heap_bytes());
         let (r, s) = random_blinding(&mut rng);
         let t = Instant::now();
         let (pending, ts) = prover.start_timed(&srs, syn, r, s).step("prove (start)")?;

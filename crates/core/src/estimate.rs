@@ -54,7 +54,9 @@ impl WorkingSetEstimate {
 
     /// From a circuit's counted shape when a/b/c are deferred to the prover's device
     /// (`cuzk_groth16::CompiledCircuit::defer`), before any measurement: the partition holds
-    /// the assignments alone (preallocated exactly; the densities are the compiled circuit's).
+    /// the assignments alone (the densities are the compiled circuit's), taken as a full
+    /// scalar a value: a compact witness (`cuzk_groth16::CompactAux`) holds two bits a value
+    /// and a full scalar only for the values neither 0 nor 1, which no shape tells.
     /// Proving adds the device prover's MSM plans, taken here as one bit per variable for each
     /// of its three queries plus an index and a full scalar for every variable once (as if no
     /// value were 0 or 1; the three queries' shares of such values overlap). The first
@@ -105,9 +107,13 @@ impl WorkingSetEstimate {
         .max()
         .unwrap_or(0) as u64
             * SCALAR;
+        // A compact witness grows wave by wave from its units' own copies (native::units):
+        // the units of a wave and the last growth of its values stay within half of it.
+        let biggest = biggest.max(s.compact_bytes() as u64);
         let len = s.a.len().max(s.b.len()).max(s.c.len()) as u64;
         let domain = len.max(1).next_power_of_two();
-        let assign = SCALAR * (s.inputs.capacity() + s.aux.capacity()) as u64;
+        let assign =
+            SCALAR * (s.inputs.capacity() + s.aux.capacity()) as u64 + s.compact_bytes() as u64;
         let dens = density_bytes(&s.a_aux_density)
             + density_bytes(&s.b_input_density)
             + density_bytes(&s.b_aux_density);
@@ -137,9 +143,11 @@ impl WorkingSetEstimate {
             return cpu;
         };
         let resident = cpu.measured;
+        // A compact witness grew from copies of its parts.
         let slack = [&s.inputs, &s.aux, &s.a, &s.b, &s.c]
             .iter()
-            .any(|v| v.capacity() > v.len());
+            .any(|v| v.capacity() > v.len())
+            || s.compact.is_some();
         WorkingSetEstimate {
             synthesis_peak: if slack { cpu.synthesis_peak } else { resident },
             proving: resident + extra + extra / 8 + PROVER_SCRATCH,
@@ -174,6 +182,7 @@ pub fn resident_bytes(s: &Synthesized) -> u64 {
             + s.a.capacity()
             + s.b.capacity()
             + s.c.capacity()) as u64
+        + s.compact_bytes() as u64
         + density_bytes(&s.a_aux_density)
         + density_bytes(&s.b_input_density)
         + density_bytes(&s.b_aux_density)

@@ -100,7 +100,7 @@ fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> 
             (
                 "aux of the compiled circuit",
                 c.num_aux(),
-                circuit.aux.len(),
+                circuit.num_aux(),
             ),
         ] {
             if expected != got {
@@ -124,8 +124,8 @@ fn check_shapes(srs: &Srs, circuit: &Synthesized) -> Result<Domain, ProveError> 
     if circuit.inputs.len() != srs.vk().ic.len() {
         return Err(shape_err("inputs", srs.vk().ic.len(), circuit.inputs.len()));
     }
-    if circuit.aux.len() != counts.l {
-        return Err(shape_err("aux (L bases)", counts.l, circuit.aux.len()));
+    if circuit.num_aux() != counts.l {
+        return Err(shape_err("aux (L bases)", counts.l, circuit.num_aux()));
     }
     if counts.b_g1 != counts.b_g2 {
         return Err(shape_err("B G2 bases", counts.b_g1, counts.b_g2));
@@ -430,7 +430,7 @@ impl CudaProver {
         let compiled = circuit.compiled.clone().filter(|_| deferred);
         let witness = compiled.as_ref().map(|c| {
             let need = WitnessNeed {
-                vars: circuit.inputs.len() + circuit.aux.len(),
+                vars: circuit.inputs.len() + circuit.num_aux(),
                 own_others: hp.wit_small.as_ref().map_or(0, |w| w.0.len()),
             };
             (need, matrices::matrices_bytes(c))
@@ -519,12 +519,21 @@ fn pending(r: Scalar, s: Scalar, out: &ffi::COutput, hp: &HostPlan) -> Pending {
 impl ProverBackend for CudaProver {
     /// The MSM plans: a/b/c are padded on the device and the witness is uploaded as it is,
     /// so planning is all that `start` adds on the host (the staging buffers are the
-    /// worker's, allocated once).
+    /// worker's, allocated once), and, for a full aux assignment, its compact form made for
+    /// planning.
     fn start_host_bytes(&self, circuit: &Synthesized) -> Option<u64> {
         let (a_aux, b_input, b_aux) = circuit.densities();
+        let (aux, converted) = match &circuit.compact {
+            Some(aux) => (std::borrow::Cow::Borrowed(aux), false),
+            None => (
+                std::borrow::Cow::Owned(cuzk_groth16::CompactAux::from_full(&circuit.aux)),
+                true,
+            ),
+        };
         Some(plan::host_bytes(
             &circuit.inputs,
-            &circuit.aux,
+            &aux,
+            converted,
             a_aux,
             b_input,
             b_aux,

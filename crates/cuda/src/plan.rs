@@ -3,8 +3,10 @@
 //! mapped from variable space into each query's base space (inputs first, then the aux
 //! variables in the query's density).
 //!
-//! About 92% of a Filecoin PoRep witness is 0 or 1, so the Pippenger part shrinks ~12×.
-use cuzk_groth16::{Density, ProveError, Scalar};
+//! The classes are a compact witness's own ([`CompactAux`]: a witness-only recording holds
+//! its aux that way); a full assignment is converted first. About 92% of a Filecoin PoRep
+//! witness is 0 or 1, so the Pippenger part shrinks ~12×.
+use cuzk_groth16::{CompactAux, Density, ProveError, Scalar};
 use ff::Field;
 use rayon::prelude::*;
 
@@ -68,41 +70,40 @@ const CHUNK: usize = 1 << 16;
 #[cfg(test)]
 const CHUNK: usize = 1 << 8;
 
-/// Per-aux-variable classification, as bitmaps.
-struct Classes {
+/// Per-aux-variable classification, as bitmaps (a compact witness's own), with the values
+/// neither 0 nor 1.
+struct Classes<'a> {
+    /// Number of aux variables.
+    len: usize,
     /// Scalar is 1.
-    one: Vec<u64>,
+    one: &'a [u64],
     /// Scalar is neither 0 nor 1.
-    other: Vec<u64>,
+    other: &'a [u64],
+    /// Those scalars, in order.
+    values: &'a [Scalar],
+    /// How many of them lie before each chunk of [`CHUNK`] variables.
+    ranks: Vec<usize>,
 }
 
-fn classify(aux: &[Scalar]) -> Classes {
-    let nwords = aux.len().div_ceil(64);
-    let mut one = vec![0u64; nwords];
-    let mut other = vec![0u64; nwords];
-    let zero = Scalar::ZERO;
-    let unit = Scalar::ONE;
-    one.par_chunks_mut(CHUNK / 64)
-        .zip(other.par_chunks_mut(CHUNK / 64))
-        .enumerate()
-        .for_each(|(c, (one, other))| {
-            let base = c * CHUNK;
-            for (w, (o1, ox)) in one.iter_mut().zip(other.iter_mut()).enumerate() {
-                let start = base + w * 64;
-                let end = (start + 64).min(aux.len());
-                let (mut b1, mut bx) = (0u64, 0u64);
-                for (j, s) in aux[start..end].iter().enumerate() {
-                    if *s == unit {
-                        b1 |= 1 << j;
-                    } else if *s != zero {
-                        bx |= 1 << j;
-                    }
-                }
-                *o1 = b1;
-                *ox = bx;
-            }
-        });
-    Classes { one, other }
+fn classes(aux: &CompactAux) -> Classes<'_> {
+    let counts: Vec<usize> = aux
+        .others()
+        .par_chunks(CHUNK / 64)
+        .map(|c| c.iter().map(|w| w.count_ones() as usize).sum())
+        .collect();
+    let mut ranks = Vec::with_capacity(counts.len());
+    let mut acc = 0;
+    for c in counts {
+        ranks.push(acc);
+        acc += c;
+    }
+    Classes {
+        len: aux.len(),
+        one: aux.ones(),
+        other: aux.others(),
+        values: aux.values(),
+        ranks,
+    }
 }
 
 /// Bits of `x` at the positions set in `mask`, packed to the bottom (BMI2's PEXT).
@@ -165,14 +166,13 @@ fn tail_mask(len: usize, w: usize) -> u64 {
 }
 
 fn plan_query(
-    aux: &[Scalar],
-    classes: &Classes,
+    classes: &Classes<'_>,
     density: Option<&Density>,
     prefix: Vec<(u32, Scalar)>,
     ninputs_in_query: usize,
 ) -> QueryPlan {
-    let nwords = aux.len().div_ceil(64);
-    let tail_mask = |w: usize| tail_mask(aux.len(), w);
+    let nwords = classes.len.div_ceil(64);
+    let tail_mask = |w: usize| tail_mask(classes.len, w);
     let dens = |w: usize| -> u64 {
         match density {
             Some(d) => d.words[w] & tail_mask(w),
@@ -237,19 +237,24 @@ fn plan_query(
             let mut ones = vec![0u64; (end_bits.div_ceil(64) + 1).saturating_sub(first_word)];
             let mut k = 0;
             let mut pos = start;
+            // The rank among all values neither 0 nor 1 (in the density or not) of word w's
+            // first: where its values start.
+            let mut rank = classes.ranks[c];
             for w in w0..w1 {
                 let d = dens(w);
                 let n = d.count_ones();
                 put_bits(&mut ones, pos - first_word * 64, pext(classes.one[w], d), n);
-                let mut ox = classes.other[w] & d;
+                let all = classes.other[w];
+                let mut ox = all & d;
                 while ox != 0 {
                     let j = ox.trailing_zeros();
-                    let below = d & ((1u64 << j) - 1);
-                    idx[k] = (pos + below.count_ones() as usize) as u32;
-                    scalars[k] = aux[w * 64 + j as usize];
+                    let below = (1u64 << j) - 1;
+                    idx[k] = (pos + (d & below).count_ones() as usize) as u32;
+                    scalars[k] = classes.values[rank + (all & below).count_ones() as usize];
                     k += 1;
                     ox &= ox - 1;
                 }
+                rank += all.count_ones() as usize;
                 pos += n as usize;
             }
             (first_word, ones)
@@ -314,7 +319,7 @@ fn shifted(q: &QueryPlan, prefix: Vec<(u32, Scalar)>, shift: usize) -> QueryPlan
 /// not match the assignment's length.
 pub fn plan(
     inputs: &[Scalar],
-    aux: &[Scalar],
+    aux: &CompactAux,
     a_aux_density: &Density,
     b_input_density: &Density,
     b_aux_density: &Density,
@@ -329,8 +334,8 @@ pub fn plan(
             got: aux.len(),
         });
     }
-    let classes = classify(aux);
-    let l = plan_query(aux, &classes, None, Vec::new(), 0);
+    let classes = classes(aux);
+    let l = plan_query(&classes, None, Vec::new(), 0);
     let a_prefix: Vec<(u32, Scalar)> = inputs
         .iter()
         .enumerate()
@@ -346,7 +351,7 @@ pub fn plan(
         // Full A density (PoRep): A's aux part is L's plan shifted past the inputs.
         shifted(&l, a_prefix, inputs.len())
     } else {
-        plan_query(aux, &classes, Some(a_aux_density), a_prefix, inputs.len())
+        plan_query(&classes, Some(a_aux_density), a_prefix, inputs.len())
     };
     let mut b_prefix = Vec::new();
     for (i, s) in inputs.iter().enumerate() {
@@ -355,39 +360,47 @@ pub fn plan(
         }
     }
     let b_inputs = b_prefix.len();
-    let b = plan_query(aux, &classes, Some(b_aux_density), b_prefix, b_inputs);
+    let b = plan_query(&classes, Some(b_aux_density), b_prefix, b_inputs);
     Ok(ProvePlan { l, a, b })
 }
 
 /// Host bytes [`plan`] holds at its peak for these assignments, counted from them without
 /// building the plans: the three plans it returns (each query's bitmap of ones, and a base
-/// index and a scalar for every other value, nonzero inputs included), the two class
-/// bitmaps, one query's per-chunk bitmaps while it is assembled (as large as its bitmap of
-/// ones), and the input prefixes. The CUDA backend's `start` holds this beyond the circuit
+/// index and a scalar for every other value, nonzero inputs included), one query's
+/// per-chunk bitmaps while it is assembled (as large as its bitmap of ones), and the input
+/// prefixes; with `converted`, also `aux` itself, which the caller makes from a full
+/// assignment for planning only. The CUDA backend's `start` holds this beyond the circuit
 /// (it pads a/b/c on the device), so a partition reserves it instead of the CPU prover's
 /// padded a/b/c and converted assignments. Densities that do not match the assignments'
 /// lengths are counted as full (`plan` refuses them).
 pub fn host_bytes(
     inputs: &[Scalar],
-    aux: &[Scalar],
+    aux: &CompactAux,
+    converted: bool,
     a_aux_density: &Density,
     b_input_density: &Density,
     b_aux_density: &Density,
 ) -> u64 {
     let (plans, transient) =
         host_bytes_parts(inputs, aux, a_aux_density, b_input_density, b_aux_density);
-    plans + transient
+    let conversion = if converted {
+        aux.heap_bytes() as u64
+    } else {
+        0
+    };
+    plans + transient + conversion
 }
 
-/// [`host_bytes`] as (the plans returned, what `plan` holds only while it runs).
+/// [`host_bytes`] as (the plans returned, what `plan` holds only while it runs), for a
+/// compact witness the caller holds.
 fn host_bytes_parts(
     inputs: &[Scalar],
-    aux: &[Scalar],
+    aux: &CompactAux,
     a_aux_density: &Density,
     b_input_density: &Density,
     b_aux_density: &Density,
 ) -> (u64, u64) {
-    let classes = classify(aux);
+    let classes = classes(aux);
     let nwords = aux.len().div_ceil(64);
     let tail = |w: usize| tail_mask(aux.len(), w);
     // (bases, other values) of the aux part of a query with this density.
@@ -431,9 +444,9 @@ fn host_bytes_parts(
         .map(|&(bases, entries)| ones_bytes(bases) + entries as u64 * entry)
         .sum();
     let assembling = query.iter().map(|&(b, _)| ones_bytes(b)).max().unwrap_or(0);
-    let class_bitmaps = 2 * (nwords * 8) as u64;
+    let ranks = (nwords.div_ceil(CHUNK / 64) * std::mem::size_of::<usize>()) as u64;
     let prefixes = 2 * inputs.len() as u64 * (4 + entry);
-    (plans, assembling + class_bitmaps + prefixes)
+    (plans, assembling + ranks + prefixes)
 }
 
 #[cfg(test)]
@@ -513,13 +526,22 @@ mod tests {
             let da = density(&mut rng, naux, pa);
             let db = density(&mut rng, naux, pb);
             let dbi = density(&mut rng, ninputs, 60);
-            let plan = plan(&inputs, &aux, &da, &dbi, &db).unwrap();
+            let compact = CompactAux::from_full(&aux);
+            let plan = plan(&inputs, &compact, &da, &dbi, &db).unwrap();
             // What the backend reserves for planning: the plans' own bytes counted exactly.
-            let (plans, transient) = host_bytes_parts(&inputs, &aux, &da, &dbi, &db);
+            let (plans, transient) = host_bytes_parts(&inputs, &compact, &da, &dbi, &db);
             let bytes = |q: &QueryPlan| 8 * q.ones.len() + 4 * q.idx.len() + 32 * q.scalars.len();
             let held = bytes(&plan.l) + bytes(&plan.a) + bytes(&plan.b);
             assert_eq!(plans, held as u64, "naux {naux} ninputs {ninputs}");
-            assert!(transient >= 2 * 8 * naux.div_ceil(64) as u64);
+            assert!(transient >= 8 * plan.l.ones.len() as u64);
+            // A full assignment converted for planning counts its compact form too.
+            assert_eq!(
+                host_bytes(&inputs, &compact, true, &da, &dbi, &db),
+                plans + transient + compact.heap_bytes() as u64
+            );
+            // L's plan is the compact witness itself: its ones, its other values in order.
+            assert_eq!(plan.l.ones, compact.ones());
+            assert_eq!(plan.l.scalars, compact.values());
 
             let l_bases = &pts[..naux];
             assert_eq!(plan.l.nbases, naux);
@@ -595,7 +617,7 @@ mod tests {
             len: 1,
         };
         assert!(matches!(
-            plan(&[Scalar::ONE], &aux, &d, &inp, &ok),
+            plan(&[Scalar::ONE], &CompactAux::from_full(&aux), &d, &inp, &ok),
             Err(ProveError::ShapeMismatch { .. })
         ));
     }

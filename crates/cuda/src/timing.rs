@@ -209,6 +209,7 @@ pub fn porep_like_partition(shape: &PartitionShape, seed: u64) -> Synthesized {
         b_input_density,
         b_aux_density: density(shape.aux, B_SEED, shape.b_percent),
         num_constraints: nc,
+        compact: None,
         compiled: None,
     }
 }

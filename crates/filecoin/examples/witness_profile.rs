@@ -43,15 +43,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         let w = job.run(RecorderMode::WitnessOnly)?;
         let synthesized = t.elapsed();
-        let (constraints, aux) = (w.num_constraints, w.aux.len());
+        let (constraints, aux) = (w.num_constraints, w.num_aux());
+        let (heap, full) = (
+            w.heap_bytes(),
+            w.compact.as_ref().map_or(aux, |c| c.values().len()),
+        );
         let t = Instant::now();
         drop(w);
         println!(
-            "run {rep}: plan {:.3} s, witness {:.3} s on {} threads, free {:.3} s: {constraints} constraints, {aux} aux",
+            "run {rep}: plan {:.3} s, witness {:.3} s on {} threads, free {:.3} s: {constraints} constraints, {aux} aux ({full} neither 0 nor 1), {:.1} MiB held",
             planned.as_secs_f64(),
             synthesized.as_secs_f64(),
             rayon::current_num_threads(),
             t.elapsed().as_secs_f64(),
+            heap as f64 / (1 << 20) as f64,
         );
     }
     Ok(())

@@ -225,7 +225,7 @@ impl MemoryEstimate {
 
     /// `w` if it has this shape (when the shape was counted), else a synthesis error.
     pub(crate) fn check_witness(&self, partition: usize, w: Synthesized) -> Result<Synthesized> {
-        let got = (w.num_constraints, w.inputs.len(), w.aux.len());
+        let got = (w.num_constraints, w.inputs.len(), w.num_aux());
         let want = (self.constraints, self.inputs, self.aux);
         if self.exact && got != want {
             return Err(FilecoinError::Synthesis {

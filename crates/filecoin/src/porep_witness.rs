@@ -30,7 +30,7 @@ use filecoin_proofs::{DefaultPieceHasher, MerkleTreeTrait, VanillaSealProof};
 use rayon::prelude::*;
 use storage_proofs_porep::stacked::{self, StackedCircuit};
 
-use cuzk_groth16::{Recorder, RecorderMode, Synthesized};
+use cuzk_groth16::{CompactAux, Recorder, RecorderMode, Synthesized};
 
 use crate::native::{self, NativeKey, NativeState};
 
@@ -63,10 +63,13 @@ const NATIVE_LEAD: Counts = Counts {
     constraints: 0,
 };
 
-/// One challenge's recording, and the lead (the prefix's values again) its values start after.
+/// One challenge's values, inputs and constraint count: its witness-only recording past the
+/// lead (the prefix's values again, which each gadget challenge records first).
+#[derive(Debug, PartialEq)]
 struct Part {
-    w: Synthesized,
-    lead: Counts,
+    aux: CompactAux,
+    inputs: Vec<Scalar>,
+    constraints: usize,
 }
 
 impl Part {
@@ -75,29 +78,17 @@ impl Part {
         if c.aux < lead.aux || c.inputs < lead.inputs || c.constraints < lead.constraints {
             return Err(SynthesisError::Unsatisfiable);
         }
+        let mut w = cs.into_synthesized();
+        let aux = match w.compact.take() {
+            Some(aux) if lead.aux == 0 => aux,
+            Some(aux) => aux.tail(lead.aux),
+            None => return Err(SynthesisError::Unsatisfiable),
+        };
         Ok(Part {
-            w: cs.into_synthesized(),
-            lead,
+            aux,
+            inputs: w.inputs.split_off(lead.inputs),
+            constraints: w.num_constraints - lead.constraints,
         })
-    }
-
-    fn aux(&self) -> &[Scalar] {
-        &self.w.aux[self.lead.aux..]
-    }
-
-    fn inputs(&self) -> &[Scalar] {
-        &self.w.inputs[self.lead.inputs..]
-    }
-
-    fn constraints(&self) -> usize {
-        self.w.num_constraints - self.lead.constraints
-    }
-
-    /// The same challenge's values, inputs and constraint count.
-    fn same_values(&self, other: &Part) -> bool {
-        self.aux() == other.aux()
-            && self.inputs() == other.inputs()
-            && self.constraints() == other.constraints()
     }
 }
 
@@ -119,22 +110,20 @@ where
 /// off, loudly, and `None` says to redo the partition with the gadgets.
 fn reconcile<Tree>(key: NativeKey, native: Vec<Part>, gadget: Vec<Part>) -> Option<Vec<Part>> {
     match (native.first(), gadget.first()) {
-        (Some(n), Some(g)) if n.same_values(g) => {
+        (Some(n), Some(g)) if n == g => {
             native::set_state(key, NativeState::Checked);
             Some(native)
         }
         (n, g) => {
-            let first_difference = n
-                .zip(g)
-                .and_then(|(n, g)| n.aux().iter().zip(g.aux()).position(|(a, b)| a != b));
+            let first_difference = n.zip(g).and_then(|(n, g)| n.aux.first_difference(&g.aux));
             native::mismatch(
                 key,
                 std::any::type_name::<Tree>(),
                 &format!(
                     "PoRep, the partition's first challenge: {:?} aux values against the \
                      gadgets' {:?}, first difference at {first_difference:?}",
-                    n.map(|n| n.aux().len()),
-                    g.map(|g| g.aux().len()),
+                    n.map(|n| n.aux.len()),
+                    g.map(|g| g.aux.len()),
                 ),
             );
             None
@@ -199,14 +188,14 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
     /// circuit's aux count, `exact` when its shape was counted.
     ///
     /// The challenges are computed natively (`native::porep`) unless that was found to differ
-    /// from the gadgets for this circuit shape. With an exact count each native challenge
-    /// writes straight into its own slice of the partition's aux vector (`native::units`):
-    /// the witness exists once. The first partition of each shape in a process also runs its
+    /// from the gadgets for this circuit shape. Each native challenge records into a compact
+    /// assignment of its own (bits as bits), appended in order (`native::units`); with an
+    /// exact count, a challenge of another size is an error. The first partition of each shape in a process also runs its
     /// first challenge through the gadgets and natively into recordings of their own, beside
     /// the partition's native challenges, and compares them value for value: a mismatch is
     /// logged as an error, turns the native path off for the shape and redoes the partition
-    /// with the gadgets, each challenge into a recorder sized to its share (so the challenges
-    /// hold one more copy of the witness, never a grown one), appended in order.
+    /// with the gadgets, each challenge into a recorder sized to its share, appended in
+    /// order.
     pub(crate) fn witness(
         self,
         mut recorder: Recorder,
@@ -239,7 +228,7 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
         let share = lead.aux + per;
         let key = native_key::<Tree>(self.vanilla);
         let mut out = recorder.into_synthesized();
-        let mark = (out.aux.len(), out.inputs.len(), out.num_constraints);
+        let mark = (out.num_aux(), out.inputs.len(), out.num_constraints);
         let prefix = native::porep::Prefix::new(self.replica_id.into());
         let native_all = |out: &mut Synthesized| {
             native::units(out, self.vanilla.len(), per, exact, |i, w| {
@@ -277,15 +266,14 @@ impl<'a, Tree: 'static + MerkleTreeTrait> Pieces<'a, Tree> {
         if native_done {
             crate::partition::count_native_partition();
         } else {
-            out.aux.truncate(mark.0);
+            let aux = out.compact.as_mut().ok_or(SynthesisError::Unsatisfiable)?;
+            aux.truncate(mark.0);
             out.inputs.truncate(mark.1);
             out.num_constraints = mark.2;
-            let parts = self.gadget_parts(lead, share, self.vanilla.len())?;
-            out.aux.reserve(parts.iter().map(|p| p.aux().len()).sum());
-            for p in parts {
-                out.aux.extend_from_slice(p.aux());
-                out.inputs.extend_from_slice(p.inputs());
-                out.num_constraints += p.constraints();
+            for p in self.gadget_parts(lead, share, self.vanilla.len())? {
+                aux.append(&p.aux);
+                out.inputs.extend_from_slice(&p.inputs);
+                out.num_constraints += p.constraints;
             }
         }
         tracing::debug!(

@@ -72,7 +72,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             .map_err(|e| failed(e.to_string()))?;
         match ours {
             Ok(ours)
-                if ours.aux == gadgets.aux
+                if ours.compact == gadgets.compact
                     && ours.inputs == gadgets.inputs
                     && ours.num_constraints == gadgets.num_constraints =>
             {
@@ -84,8 +84,8 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
                 &format!(
                     "SnapDeals partition {k} cut to its first challenge: {:?} aux values \
                      against the gadgets' {}",
-                    ours.map(|o| o.aux.len()),
-                    gadgets.aux.len(),
+                    ours.map(|o| o.num_aux()),
+                    gadgets.num_aux(),
                 ),
             ),
         }

@@ -18,7 +18,7 @@ fn check(req: &ProofRequest, k: usize, what: &str, evaluate: bool) {
         "{what} partition {k}: {} constraints, {} aux; full sequential recording {full_s:.2} s, \
          parallel witness {witness_s:.2} s on {} threads",
         w.num_constraints,
-        w.aux.len(),
+        w.num_aux(),
         rayon::current_num_threads()
     );
     if evaluate {

@@ -226,7 +226,7 @@ fn winning_32g_plans_the_real_circuit() {
         .run(RecorderMode::WitnessOnly)
         .unwrap();
     assert_eq!(
-        (s.num_constraints, s.inputs.len(), s.aux.len()),
+        (s.num_constraints, s.inputs.len(), s.num_aux()),
         (counted.constraints, counted.inputs, counted.aux)
     );
 }

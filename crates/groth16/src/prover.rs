@@ -387,8 +387,9 @@ impl CpuProver {
         r: Scalar,
         s: Scalar,
     ) -> Result<(Pending, Timings), ProveError> {
-        // Deferred a/b/c (a device prover's layout) are evaluated here, on the host.
-        let circuit = circuit.evaluated()?;
+        // Deferred a/b/c (a device prover's layout) are evaluated here, on the host, and a
+        // compact witness expanded.
+        let circuit = circuit.evaluated()?.with_full_aux();
         check_shape(srs, &circuit)?;
         let mut t = Timings::default();
         let Synthesized {
@@ -401,6 +402,7 @@ impl CpuProver {
             b_input_density,
             b_aux_density,
             num_constraints: _,
+            compact: _,
             compiled: _,
         } = circuit;
 

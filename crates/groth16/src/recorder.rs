@@ -14,7 +14,9 @@ use std::sync::Arc;
 use crate::compiled::CompiledCircuit;
 pub use crate::density::Density;
 
+mod compact;
 mod witness;
+pub use compact::CompactAux;
 pub use witness::NativeWitness;
 
 /// What a [`Recorder`] records.
@@ -35,8 +37,11 @@ pub enum RecorderMode {
 pub struct Synthesized {
     /// Input assignment; `inputs[0]` is ONE.
     pub inputs: Vec<Scalar>,
-    /// Auxiliary (witness) assignment.
+    /// Auxiliary (witness) assignment; empty when it is held compact (`compact`).
     pub aux: Vec<Scalar>,
+    /// The aux assignment of a witness-only recording, its 0/1 values as bits
+    /// ([`CompactAux`]); `None` in a full recording, whose `aux` holds every value.
+    pub compact: Option<CompactAux>,
     /// A evaluated at each constraint (then the input constraints).
     pub a: Vec<Scalar>,
     /// B evaluated at each constraint (then zeros for the input constraints).
@@ -63,10 +68,32 @@ impl Synthesized {
     /// Heap bytes held by all vectors (capacity-based).
     pub fn heap_bytes(&self) -> usize {
         (self.inputs.capacity() + self.aux.capacity()) * SCALAR_BYTES
+            + self.compact_bytes()
             + self.abc_bytes()
             + self.a_aux_density.heap_bytes()
             + self.b_input_density.heap_bytes()
             + self.b_aux_density.heap_bytes()
+    }
+
+    /// Heap bytes held by the compact aux assignment.
+    pub fn compact_bytes(&self) -> usize {
+        self.compact.as_ref().map_or(0, CompactAux::heap_bytes)
+    }
+
+    /// Number of aux variables, in whichever form the assignment is held.
+    pub fn num_aux(&self) -> usize {
+        self.compact
+            .as_ref()
+            .map_or(self.aux.len(), CompactAux::len)
+    }
+
+    /// This recording with its aux assignment as full scalars (expanded from the compact
+    /// form, on every core, when it is held that way).
+    pub fn with_full_aux(mut self) -> Synthesized {
+        if let Some(c) = self.compact.take() {
+            self.aux = c.to_full();
+        }
+        self
     }
 
     /// Heap bytes held by `a`, `b` and `c` (capacity-based): what `start` releases.
@@ -114,26 +141,32 @@ impl Recorder {
     pub fn new(mode: RecorderMode) -> Recorder {
         Recorder {
             mode,
-            out: Synthesized::default(),
+            out: Synthesized {
+                compact: (mode == RecorderMode::WitnessOnly).then(CompactAux::default),
+                ..Synthesized::default()
+            },
             bad_reference: false,
         }
     }
 
     /// A recorder preallocated for a circuit of the given shape (`inputs` counts ONE). The
     /// a/b/c vectors are reserved up to the evaluation-domain size so the prover's NTTs can
-    /// pad them in place without reallocating.
+    /// pad them in place without reallocating. A witness-only recorder records the aux
+    /// assignment compact ([`CompactAux`]: bits for `aux` values reserved).
     pub fn with_hints(
         mode: RecorderMode,
         constraints: usize,
         inputs: usize,
         aux: usize,
     ) -> Recorder {
+        let full = mode == RecorderMode::Full;
         let mut out = Synthesized {
             inputs: Vec::with_capacity(inputs),
-            aux: Vec::with_capacity(aux),
+            aux: Vec::with_capacity(if full { aux } else { 0 }),
+            compact: (!full).then(|| CompactAux::with_capacity(aux)),
             ..Synthesized::default()
         };
-        if mode == RecorderMode::Full {
+        if full {
             let domain = (constraints + inputs).max(1).next_power_of_two();
             out.a = Vec::with_capacity(domain);
             out.b = Vec::with_capacity(domain);
@@ -161,8 +194,9 @@ impl Recorder {
     /// partition's buffers (e.g. handed back by
     /// [`crate::ProverBackend::start_reusing`]), so the pages are not faulted in again and
     /// nothing is unmapped in between. Every vector is cleared first; capacities only grow
-    /// where the hints ask for more. In witness-only mode the a/b/c allocations ride along
-    /// (still empty) for whatever evaluates them afterwards.
+    /// where the hints ask for more. In witness-only mode the a/b/c and full aux allocations
+    /// ride along (still empty) for whatever evaluates them afterwards, and the assignment is
+    /// recorded compact.
     pub fn reusing(
         mode: RecorderMode,
         spent: Synthesized,
@@ -190,7 +224,8 @@ impl Recorder {
         let dens = |n| if mode == RecorderMode::Full { n } else { 0 };
         let out = Synthesized {
             inputs: fresh(spent.inputs, inputs),
-            aux: fresh(spent.aux, aux),
+            aux: fresh(spent.aux, dens(aux)),
+            compact: (mode == RecorderMode::WitnessOnly).then(|| CompactAux::with_capacity(aux)),
             a: fresh(spent.a, abc),
             b: fresh(spent.b, abc),
             c: fresh(spent.c, abc),
@@ -245,7 +280,7 @@ impl Recorder {
 
     /// Aux variables allocated so far.
     pub fn num_aux(&self) -> usize {
-        self.out.aux.len()
+        self.out.num_aux()
     }
 
     /// Inputs allocated so far (ONE included once allocated).
@@ -339,12 +374,16 @@ impl ConstraintSystem<Scalar> for Recorder {
         A: FnOnce() -> AR,
         AR: Into<String>,
     {
-        self.out.aux.push(f()?);
+        let value = f()?;
+        match &mut self.out.compact {
+            Some(c) => c.push(value),
+            None => self.out.aux.push(value),
+        }
         if self.mode == RecorderMode::Full {
             self.out.a_aux_density.push(false);
             self.out.b_aux_density.push(false);
         }
-        Ok(Variable::new_unchecked(Index::Aux(self.out.aux.len() - 1)))
+        Ok(Variable::new_unchecked(Index::Aux(self.out.num_aux() - 1)))
     }
 
     fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -432,7 +471,12 @@ impl ConstraintSystem<Scalar> for Recorder {
         out.num_constraints += o.num_constraints;
         out.inputs
             .extend_from_slice(o.inputs.get(1..).unwrap_or(&[]));
-        out.aux.extend_from_slice(&o.aux);
+        match (&mut out.compact, &o.compact) {
+            (Some(ours), Some(theirs)) => ours.append(theirs),
+            (Some(ours), None) => o.aux.iter().for_each(|v| ours.push(*v)),
+            (None, Some(theirs)) => out.aux.extend(theirs.iter()),
+            (None, None) => out.aux.extend_from_slice(&o.aux),
+        }
         self.bad_reference |= other.bad_reference;
         if self.mode == RecorderMode::Full {
             if other.mode == RecorderMode::Full {
@@ -518,8 +562,14 @@ mod tests {
         assert!(s.heap_bytes() >= s.abc_bytes());
 
         let w = Recorder::synthesize(Tiny, RecorderMode::WitnessOnly).expect("synthesis");
-        assert_eq!(w.aux, s.aux);
+        assert!(
+            w.aux.is_empty(),
+            "a witness-only recording holds its assignment compact"
+        );
+        assert_eq!(w.compact, Some(CompactAux::from_full(&s.aux)));
+        assert_eq!(w.num_aux(), s.aux.len());
         assert!(w.a.is_empty() && !w.has_evaluations());
+        assert_eq!(w.with_full_aux().aux, s.aux);
     }
 
     /// Synthesizes `parts` copies of a small gadget, in sub-systems when extensible.
@@ -607,7 +657,7 @@ mod tests {
             assert_eq!(inline.num_constraints, split.num_constraints);
             let w = Recorder::synthesize(Parts { parts, split: true }, RecorderMode::WitnessOnly)
                 .expect("witness");
-            assert_eq!(w.aux, inline.aux);
+            assert_eq!(w.compact, Some(CompactAux::from_full(&inline.aux)));
             assert_eq!(w.inputs, inline.inputs);
         }
     }
@@ -681,6 +731,6 @@ mod tests {
         )
         .expect("witness");
         assert!(w.a.is_empty() && w.a.as_ptr() == pa);
-        assert_eq!(w.aux, want.aux);
+        assert_eq!(w.compact, Some(CompactAux::from_full(&want.aux)));
     }
 }

@@ -21,7 +21,7 @@ use bellpepper_core::SynthesisError;
 use blstrs::Scalar as Fr;
 use ff::{Field, PrimeField};
 
-use cuzk_groth16::{NativeWitness, Recorder, Synthesized};
+use cuzk_groth16::{CompactAux, NativeWitness, Recorder, Synthesized};
 use rayon::prelude::*;
 
 /// `cs`'s native witness handle (an error unless `cs` records witness only).
@@ -53,16 +53,18 @@ pub(crate) fn pack_inputs(w: &mut NativeWitness<'_>, bits: &[bool]) {
     }
 }
 
-/// Appends `n` units (a partition's challenges or sectors) to `out` in order, computed on
-/// rayon's threads by `unit(i, witness)`.
+/// Appends `n` units (a partition's challenges or sectors) to `out`'s compact witness in
+/// order, computed on rayon's threads by `unit(i, witness)`.
 ///
-/// `per_unit` is each unit's aux count (every unit of a partition has the same shape). When
-/// `exact` (from the circuit's counted shape), `out.aux` is grown once by `n × per_unit` on
-/// every core and each unit writes straight into its own slice: no unit has a vector of its
-/// own, and nothing is copied or freed afterwards (a 32 GiB PoRep partition's 4.2 GB of
-/// values, which a sequential append took seconds to copy). A unit that does not fill its
-/// slice exactly is an error, `out` left as it was. Otherwise each unit fills a vector of its
-/// own (`per_unit` its capacity), appended in order.
+/// `per_unit` is each unit's aux count (every unit of a partition has the same shape): each
+/// unit records into a compact assignment of its own with room for that many values (as bits,
+/// and as full scalars in address space that is touched only as far as it is used). The units
+/// run in waves of a few per thread, and each wave is appended in order on every core
+/// ([`CompactAux::append_all`]) before the next starts: a witness that is nearly all full
+/// scalars (WindowPoSt's sectors) then holds its units' copies for one wave only, not a second
+/// whole witness. When `exact` (from the circuit's counted shape), a unit that does not hold
+/// exactly `per_unit` values is an error. On any error `out` is left as it was. `out` must be
+/// a witness-only recording (its aux held compact).
 pub(crate) fn units<F>(
     out: &mut Synthesized,
     n: usize,
@@ -73,51 +75,59 @@ pub(crate) fn units<F>(
 where
     F: Fn(usize, &mut NativeWitness<'_>) -> Result<(), SynthesisError> + Sync,
 {
-    let base = out.aux.len();
-    let done = match Some(per_unit).filter(|&p| exact && p > 0 && n > 0) {
-        Some(per) => {
-            out.aux.par_extend(rayon::iter::repeat_n(Fr::ZERO, n * per));
-            out.aux[base..]
-                .par_chunks_mut(per)
-                .enumerate()
-                .map(|(i, dst)| {
-                    let (mut inputs, mut constraints) = (Vec::new(), 0);
-                    let mut w = NativeWitness::into_slice(dst, &mut inputs, &mut constraints);
-                    unit(i, &mut w)?;
-                    if !w.filled() {
-                        return Err(SynthesisError::IoError(std::io::Error::other(format!(
-                            "unit {i} of {n} did not hold exactly the {per} aux values of \
-                             the circuit's counted shape"
-                        ))));
-                    }
-                    Ok((Vec::new(), inputs, constraints))
-                })
-                .collect::<Result<Vec<_>, _>>()
-        }
-        None => (0..n)
+    let Some(aux_len) = out.compact.as_ref().map(CompactAux::len) else {
+        return Err(SynthesisError::IoError(std::io::Error::other(
+            "a native witness needs a witness-only recording (its aux held compact)",
+        )));
+    };
+    let (inputs_len, constraints) = (out.inputs.len(), out.num_constraints);
+    let wave = (4 * rayon::current_num_threads()).max(1);
+    let mut next = 0;
+    while next < n {
+        let ids = next..(next + wave).min(n);
+        next = ids.end;
+        let parts = ids
             .into_par_iter()
             .map(|i| {
-                let (mut aux, mut inputs, mut constraints) =
-                    (Vec::with_capacity(per_unit), Vec::new(), 0);
+                let (mut aux, mut inputs, mut constraints) = (
+                    CompactAux::with_capacities(per_unit, per_unit),
+                    Vec::new(),
+                    0,
+                );
                 unit(
                     i,
-                    &mut NativeWitness::growing(&mut aux, &mut inputs, &mut constraints),
+                    &mut NativeWitness::new(&mut aux, &mut inputs, &mut constraints),
                 )?;
+                if exact && aux.len() != per_unit {
+                    return Err(SynthesisError::IoError(std::io::Error::other(format!(
+                        "unit {i} of {n} held {} aux values, not the {per_unit} of the \
+                         circuit's counted shape",
+                        aux.len()
+                    ))));
+                }
                 Ok((aux, inputs, constraints))
             })
-            .collect::<Result<Vec<_>, _>>(),
-    };
-    let parts = match done {
-        Ok(parts) => parts,
-        Err(e) => {
-            out.aux.truncate(base);
-            return Err(e);
+            .collect::<Result<Vec<_>, _>>();
+        let parts = match parts {
+            Ok(parts) => parts,
+            Err(e) => {
+                if let Some(aux) = out.compact.as_mut() {
+                    aux.truncate(aux_len);
+                }
+                out.inputs.truncate(inputs_len);
+                out.num_constraints = constraints;
+                return Err(e);
+            }
+        };
+        let mut unit_aux = Vec::with_capacity(parts.len());
+        for (a, inputs, constraints) in parts {
+            unit_aux.push(a);
+            out.inputs.extend_from_slice(&inputs);
+            out.num_constraints += constraints;
         }
-    };
-    for (aux, inputs, constraints) in parts {
-        out.aux.extend_from_slice(&aux);
-        out.inputs.extend_from_slice(&inputs);
-        out.num_constraints += constraints;
+        if let Some(aux) = out.compact.as_mut() {
+            aux.append_all(unit_aux);
+        }
     }
     Ok(())
 }
@@ -187,15 +197,23 @@ mod tests {
     use super::*;
     use cuzk_groth16::RecorderMode;
 
-    /// Unit `i` of `per` values (`i`'s own), an input and a constraint each; unit 3 gives one
-    /// value fewer when `short`.
-    fn unit(i: usize, w: &mut NativeWitness<'_>, per: usize, short: bool) {
-        let n = if short && i == 3 { per - 1 } else { per };
+    /// Unit `i` of `per` values (`i`'s own, every third a bit), an input and a constraint
+    /// each; unit `short` gives one value fewer.
+    fn unit(i: usize, w: &mut NativeWitness<'_>, per: usize, short: Option<usize>) {
+        let n = if short == Some(i) { per - 1 } else { per };
         for j in 0..n {
-            w.push(Fr::from((i * 1000 + j) as u64));
+            w.push(value(i, j));
         }
         w.push_input(Fr::from(i as u64));
         w.add_constraints(1);
+    }
+
+    fn value(i: usize, j: usize) -> Fr {
+        if j % 3 == 0 {
+            Fr::from(((i + j) % 2) as u64)
+        } else {
+            Fr::from((i * 1000 + j) as u64)
+        }
     }
 
     fn lead() -> Synthesized {
@@ -207,47 +225,63 @@ mod tests {
     }
 
     #[test]
-    fn units_in_slices_equal_units_appended_in_order() {
+    fn units_are_appended_in_order_into_the_compact_witness() {
+        // 37 units of 5 values: every unit after the first starts inside a 64-bit word.
         let (n, per) = (37, 5);
-        let mut sliced = lead();
-        units(&mut sliced, n, per, true, |i, w| {
-            unit(i, w, per, false);
+        let mut exact = lead();
+        units(&mut exact, n, per, true, |i, w| {
+            unit(i, w, per, None);
             Ok(())
         })
         .unwrap();
-        let mut grown = lead();
-        units(&mut grown, n, per, false, |i, w| {
-            unit(i, w, per, false);
+        let mut loose = lead();
+        units(&mut loose, n, per, false, |i, w| {
+            unit(i, w, per, None);
             Ok(())
         })
         .unwrap();
-        assert_eq!(sliced.aux.len(), 1 + n * per);
-        assert_eq!(sliced.aux, grown.aux);
-        assert_eq!(sliced.inputs, grown.inputs);
-        assert_eq!(sliced.inputs.len(), 1 + n);
-        assert_eq!((sliced.num_constraints, grown.num_constraints), (n, n));
-        // In order: unit 36's last value is the last.
-        assert_eq!(sliced.aux.last(), Some(&Fr::from(36_004)));
+        assert_eq!(exact.compact, loose.compact);
+        assert!(exact.aux.is_empty());
+        let mut want = vec![Fr::from(77)];
+        want.extend((0..n).flat_map(|i| (0..per).map(move |j| value(i, j))));
+        assert_eq!(exact.compact.as_ref().map(|c| c.to_full()), Some(want));
+        assert_eq!(exact.inputs, loose.inputs);
+        assert_eq!(exact.inputs.len(), 1 + n);
+        assert_eq!((exact.num_constraints, loose.num_constraints), (n, n));
     }
 
     #[test]
-    fn a_unit_that_does_not_fill_its_slice_is_an_error_and_leaves_the_witness_as_it_was() {
-        let mut w = lead();
-        let before = (w.aux.clone(), w.inputs.clone(), w.num_constraints);
-        let e = units(&mut w, 8, 4, true, |i, w| {
-            unit(i, w, 4, true);
-            Ok(())
-        })
-        .unwrap_err();
-        assert!(e.to_string().contains("unit 3 of 8"), "{e}");
-        assert_eq!((w.aux, w.inputs, w.num_constraints), before);
-        // Grown, a short unit is just shorter: the circuit's shape check catches it later.
+    fn a_unit_that_does_not_hold_its_count_is_an_error_and_leaves_the_witness_as_it_was() {
+        // The short unit is in the first wave, then in the last, after others were appended.
+        let n = 8 * rayon::current_num_threads() + 3;
+        for short in [3, n - 2] {
+            let mut w = lead();
+            let before = (w.compact.clone(), w.inputs.clone(), w.num_constraints);
+            let e = units(&mut w, n, 4, true, |i, w| {
+                unit(i, w, 4, Some(short));
+                Ok(())
+            })
+            .unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("unit {short} of {n}")),
+                "{e}"
+            );
+            assert_eq!((w.compact, w.inputs, w.num_constraints), before);
+        }
+        // Not exact, a short unit is just shorter: the circuit's shape check catches it later.
         let mut w = lead();
         units(&mut w, 8, 4, false, |i, w| {
-            unit(i, w, 4, true);
+            unit(i, w, 4, Some(3));
             Ok(())
         })
         .unwrap();
-        assert_eq!(w.aux.len(), 1 + 8 * 4 - 1);
+        assert_eq!(w.num_aux(), 1 + 8 * 4 - 1);
+        // A full recording has no compact witness to append to.
+        let mut full = Recorder::new(RecorderMode::Full).into_synthesized();
+        assert!(units(&mut full, 1, 1, true, |_, w| {
+            w.push(Fr::ONE);
+            Ok(())
+        })
+        .is_err());
     }
 }

@@ -21,7 +21,7 @@ use filecoin_proofs::MerkleTreeTrait;
 use storage_proofs_core::merkle::MerkleProofTrait;
 use storage_proofs_post::fallback::{Sector, SectorProof};
 
-use cuzk_groth16::{NativeWitness, Recorder, RecorderMode, Synthesized};
+use cuzk_groth16::{CompactAux, NativeWitness, Recorder, RecorderMode, Synthesized};
 
 use super::{Domain, Shared};
 use crate::native::{self, native, pack_inputs, poseidon, NativeState};
@@ -81,8 +81,8 @@ fn sector<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// What a sector's recording holds past its temporary ONE.
-fn sector_values(w: &Synthesized) -> (&[Fr], &[Fr], usize) {
-    (&w.aux, &w.inputs[1..], w.num_constraints)
+fn sector_values(w: &Synthesized) -> (Option<&CompactAux>, &[Fr], usize) {
+    (w.compact.as_ref(), &w.inputs[1..], w.num_constraints)
 }
 
 /// A fresh witness-only recording (with a temporary ONE) sized for `aux` values.
@@ -154,8 +154,8 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
                 &format!(
                     "PoSt, the partition's first sector: {} aux values against the \
                      gadgets' {}",
-                    ours.aux.len(),
-                    gadget.aux.len()
+                    ours.num_aux(),
+                    gadget.num_aux()
                 ),
             );
             return Err(SynthesisError::Unsatisfiable);

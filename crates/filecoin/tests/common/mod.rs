@@ -62,9 +62,11 @@ pub fn peak_rss_growth<T>(f: impl FnOnce() -> T) -> (T, u64) {
     (out, peak.saturating_sub(base) * 1024)
 }
 
-/// Bytes of a synthesized partition's a/b/c vectors and assignments.
+/// Bytes of a synthesized partition's a/b/c vectors and assignments (a compact aux
+/// assignment by its heap bytes).
 pub fn vector_bytes(s: &cuzk_groth16::Synthesized) -> u64 {
     32 * (s.a.len() + s.b.len() + s.c.len() + s.inputs.len() + s.aux.len()) as u64
+        + s.compact_bytes() as u64
 }
 
 /// Partition `k` of `req` synthesized witness-only (the native witness, its partition's
@@ -113,9 +115,19 @@ pub fn native_equals_full(
         "{what}: constraints"
     );
     assert_eq!(w.inputs, full.inputs, "{what}: inputs");
-    assert_eq!(w.aux.len(), full.aux.len(), "{what}: aux count");
-    if let Some(i) = w.aux.iter().zip(&full.aux).position(|(a, b)| a != b) {
+    let compact = w
+        .compact
+        .as_ref()
+        .expect("a witness-only recording holds its aux compact");
+    assert!(w.aux.is_empty(), "{what}: a full-width aux vector exists");
+    assert_eq!(compact.len(), full.aux.len(), "{what}: aux count");
+    if let Some(i) = compact.iter().zip(&full.aux).position(|(a, b)| a != *b) {
         panic!("{what}: aux value {i} differs");
     }
+    assert_eq!(
+        *compact,
+        cuzk_groth16::CompactAux::from_full(&full.aux),
+        "{what}: compact forms"
+    );
     (w, full_s, witness_s)
 }

@@ -25,6 +25,11 @@ impl CompiledCircuit {
                     .into(),
             ));
         }
+        // A compact witness is expanded first (into the full aux allocation it may carry
+        // along): the host prover needs every value.
+        if let Some(compact) = witness.compact.take() {
+            compact.to_full_into(&mut witness.aux);
+        }
         let n = self.num_constraints();
         let rows = n + witness.inputs.len();
         // Most aux values of Filecoin circuits are bits: classify once, so a term on a 0 is
@@ -92,7 +97,7 @@ impl CompiledCircuit {
                 self.num_inputs,
                 w.inputs.len(),
             ),
-            ("aux of the compiled circuit", self.num_aux, w.aux.len()),
+            ("aux of the compiled circuit", self.num_aux, w.num_aux()),
             (
                 "constraints of the compiled circuit",
                 self.num_constraints(),

@@ -86,6 +86,10 @@ fn a_circuit_compiled_in_sub_systems_evaluates_as_its_full_recording() {
             let got = compiled.evaluate(witness).expect("evaluate");
             assert_eq!(got.inputs, full.inputs, "parts {parts} split {split}");
             assert_eq!(got.aux, full.aux);
+            assert!(
+                got.compact.is_none(),
+                "evaluated, the witness is full again"
+            );
             assert_eq!(got.a, full.a, "parts {parts} split {split}");
             assert_eq!(got.b, full.b);
             assert_eq!(got.c, full.c);

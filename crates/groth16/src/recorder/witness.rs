@@ -8,9 +8,8 @@
 //! own, witness-only recording makes witness-only sub-systems.
 use bellpepper_core::{ConstraintSystem, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar;
-use ff::Field;
 
-use super::{Recorder, RecorderMode};
+use super::{CompactAux, Recorder, RecorderMode};
 
 /// A [`Recorder`] in [`RecorderMode::WitnessOnly`] whose `new()` sub-systems are witness-only
 /// too.
@@ -79,81 +78,45 @@ impl ConstraintSystem<Scalar> for WitnessCs {
 
 /// Values a native witness computation appends to a witness-only recording, in the
 /// circuit's allocation order, with the inputs and the constraints the skipped gadgets would
-/// have allocated and counted: either onto a recording's vectors ([`Recorder::native_witness`])
-/// or, where the caller knows exactly how many values a piece of the witness holds, straight
-/// into that piece's slice of the partition's aux vector ([`NativeWitness::into_slice`]), so
-/// that pieces computed on several threads need no copy to be joined.
+/// have allocated and counted: onto a recording's own ([`Recorder::native_witness`]), or onto
+/// assignments of a piece's own ([`NativeWitness::new`]) that pieces computed on several
+/// threads append in order. The aux values go to a [`CompactAux`]: bits stay bits.
 #[derive(Debug)]
 pub struct NativeWitness<'a> {
-    aux: Aux<'a>,
+    aux: &'a mut CompactAux,
     inputs: &'a mut Vec<Scalar>,
     constraints: &'a mut usize,
 }
 
-#[derive(Debug)]
-enum Aux<'a> {
-    /// Appended to a vector.
-    Grow(&'a mut Vec<Scalar>),
-    /// Written into `dst` from `at` on; `at` counts past the end too (never written there).
-    Slice { dst: &'a mut [Scalar], at: usize },
-}
-
 impl<'a> NativeWitness<'a> {
     /// A witness appended to `aux`, `inputs` and `constraints`.
-    pub fn growing(
-        aux: &'a mut Vec<Scalar>,
+    pub fn new(
+        aux: &'a mut CompactAux,
         inputs: &'a mut Vec<Scalar>,
         constraints: &'a mut usize,
     ) -> NativeWitness<'a> {
         NativeWitness {
-            aux: Aux::Grow(aux),
+            aux,
             inputs,
             constraints,
         }
     }
 
-    /// A witness whose aux values fill `dst` from its start (its inputs and constraints
-    /// appended to `inputs` and `constraints`). [`NativeWitness::filled`] says whether exactly
-    /// `dst.len()` values came; values past the end are counted, not written.
-    pub fn into_slice(
-        dst: &'a mut [Scalar],
-        inputs: &'a mut Vec<Scalar>,
-        constraints: &'a mut usize,
-    ) -> NativeWitness<'a> {
-        NativeWitness {
-            aux: Aux::Slice { dst, at: 0 },
-            inputs,
-            constraints,
-        }
-    }
-
-    /// Whether a slice witness received exactly its slice's length of values (a growing one
-    /// always has).
-    pub fn filled(&self) -> bool {
-        match &self.aux {
-            Aux::Grow(_) => true,
-            Aux::Slice { dst, at } => *at == dst.len(),
-        }
+    /// Aux values appended so far (with what the target held before).
+    pub fn num_aux(&self) -> usize {
+        self.aux.len()
     }
 
     /// Appends an aux value.
     #[inline]
     pub fn push(&mut self, value: Scalar) {
-        match &mut self.aux {
-            Aux::Grow(aux) => aux.push(value),
-            Aux::Slice { dst, at } => {
-                if let Some(slot) = dst.get_mut(*at) {
-                    *slot = value;
-                }
-                *at += 1;
-            }
-        }
+        self.aux.push(value);
     }
 
     /// Appends a 0/1 aux value.
     #[inline]
     pub fn push_bit(&mut self, value: bool) {
-        self.push(if value { Scalar::ONE } else { Scalar::ZERO });
+        self.aux.push_bit(value);
     }
 
     /// Appends a public input (as `alloc_input` records it).
@@ -172,10 +135,15 @@ impl Recorder {
     /// A handle that appends natively computed values, or `None` unless this is a
     /// witness-only recording (a full recording needs every constraint's terms).
     pub fn native_witness(&mut self) -> Option<NativeWitness<'_>> {
-        (self.mode == RecorderMode::WitnessOnly).then(|| {
-            let out = &mut self.out;
-            NativeWitness::growing(&mut out.aux, &mut out.inputs, &mut out.num_constraints)
-        })
+        let out = &mut self.out;
+        match (&self.mode, &mut out.compact) {
+            (RecorderMode::WitnessOnly, Some(aux)) => Some(NativeWitness::new(
+                aux,
+                &mut out.inputs,
+                &mut out.num_constraints,
+            )),
+            _ => None,
+        }
     }
 }
 
@@ -268,40 +236,30 @@ mod tests {
             "a witness-only recording's sub-systems built linear combinations"
         );
         assert_eq!(w.inputs, full.inputs);
-        assert_eq!(w.aux, full.aux);
+        assert_eq!(w.compact, Some(CompactAux::from_full(&full.aux)));
         assert_eq!(w.num_constraints, full.num_constraints);
         assert!(!w.has_evaluations());
     }
 
     #[test]
-    fn a_slice_witness_fills_its_slice_and_says_when_it_did_not() {
-        let values: Vec<Scalar> = (1..=4u64).map(Scalar::from).collect();
-        let (mut inputs, mut constraints) = (Vec::new(), 0);
-        let mut dst = vec![Scalar::ZERO; 4];
-        let mut w = NativeWitness::into_slice(&mut dst, &mut inputs, &mut constraints);
-        for &v in &values[..3] {
-            w.push(v);
-        }
-        assert!(!w.filled(), "three of four values");
-        w.push_input(Scalar::from(9));
-        w.add_constraints(2);
-        w.push(values[3]);
-        assert!(w.filled());
-        w.push_bit(true);
-        assert!(!w.filled(), "a fifth value overflows a slice of four");
-        assert_eq!(dst, values, "nothing is written past the end");
-        assert_eq!((inputs, constraints), (vec![Scalar::from(9)], 2));
-
-        // A growing one appends, as a recording's own handle does.
+    fn a_native_witness_appends_compact_to_its_recording() {
         let mut r = Recorder::new(RecorderMode::WitnessOnly);
         let mut w = r.native_witness().expect("witness-only");
         w.push_bit(true);
+        w.push(Scalar::from(7));
+        w.push(Scalar::ZERO);
         w.push_input(Scalar::from(5));
         w.add_constraints(3);
-        assert!(w.filled());
+        assert_eq!(w.num_aux(), 3);
         assert_eq!(
             (r.num_aux(), r.num_inputs(), r.num_constraints()),
-            (1, 1, 3)
+            (3, 1, 3)
+        );
+        let s = r.into_synthesized();
+        assert!(s.aux.is_empty());
+        assert_eq!(
+            s.with_full_aux().aux,
+            vec![Scalar::ONE, Scalar::from(7), Scalar::ZERO]
         );
         assert!(Recorder::new(RecorderMode::Full).native_witness().is_none());
     }

@@ -20,7 +20,11 @@ fn random(rng: &mut ChaCha8Rng, n: usize) -> Vec<Fr> {
 
 /// What a recording allocated past `aux0` aux values, and its constraints past `c0`.
 fn tail(w: &Synthesized, aux0: usize, c0: usize) -> (Vec<Fr>, usize) {
-    (w.aux[aux0..].to_vec(), w.num_constraints - c0)
+    let aux = w
+        .compact
+        .as_ref()
+        .map_or_else(|| w.aux.clone(), |c| c.to_full());
+    (aux[aux0..].to_vec(), w.num_constraints - c0)
 }
 
 fn check_hash<A: Arity<Fr>>(rng: &mut ChaCha8Rng, c: &PoseidonConstants<Fr, A>) {

@@ -41,7 +41,7 @@ fn check(input: &[Bit]) {
     let (aux0, constraints0) = (cs.num_aux(), cs.num_constraints());
     let digest = gadget_sha256(&mut cs, &gadget_in).unwrap();
     let (aux1, constraints1) = (cs.num_aux(), cs.num_constraints());
-    let w = cs.into_synthesized();
+    let w = cs.into_synthesized().with_full_aux();
 
     let mut tape = Tape::default();
     let native = sha256(&mut tape, input);
