@@ -8,7 +8,8 @@ gpu_sample() { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --fo
 gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>/dev/null; true; }
 smi_summary() { awk -F', ' '{u=$2+0; n++; s+=u; if(u==0)z++} END {if(n) printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%\n", FILENAME, n, s/n, z}' "$1"; }
 # start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
-# preloaded, TIMING-ONLY allowed, the memory budget $BUDGET when set), starts the daemon in its
+# preloaded, TIMING-ONLY allowed, the memory budget $BUDGET and `[pipeline]
+# synthesis_concurrency` $SYNTH when set), starts the daemon in its
 # own session and waits for every preload until LIMIT seconds after $T0.
 start_daemon() {
   local c list="" n=0
@@ -21,6 +22,7 @@ preload = [$list]
 timing_only = true
 EOT
   if [ -n "${BUDGET:-}" ]; then printf '[memory]\nbudget = "%s"\n' "$BUDGET" >> /tmp/cuzk.toml; fi
+  if [ -n "${SYNTH:-}" ]; then printf '[pipeline]\nsynthesis_concurrency = %s\n' "$SYNTH" >> /tmp/cuzk.toml; fi
   echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
   setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464 > /tmp/daemon.log 2>&1 < /dev/null &
   while [ $(( $(date +%s) - T0 )) -lt $2 ]; do

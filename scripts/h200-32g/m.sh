@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Phase M (issue 13 item 2: the compact host witness), calls back to back on one machine.
+# `m.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (GPU proof bytes against the CPU
+#   backend's), porep-32g TIMING-ONLY parameters and the 32 GiB requests, then the daemon with
+#   porep-32g preloaded (`[pipeline] synthesis_concurrency` $SYNTH when set) started in its own
+#   session; the call returns while it loads.
+# `m.sh run`: waits for the load, prints the fixed base, then PoRep C2 c=$C j=$J (2, 4) until
+#   $DEADLINE s from the call's start, `cuzk status` and the daemon's VmRSS sampled every 10 s:
+#   partitions by stage, each partition's reservation against its measured bytes. The RSS
+#   growth per partition in flight is (VmRSS - the base) / the partitions in flight.
+# `m.sh restart`: stops the daemon and starts it again ($SYNTH unset: the default config).
+# Everything is TIMING-ONLY: the proofs do not verify.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+T0=$(date +%s)
+case "${1:-}" in
+prep)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2
+  echo "== gpu_vs_cpu"
+  ( time $D/gpu_vs_cpu --test-threads 1 ) > $OUT/gpu_vs_cpu.log 2>&1; grep -E "^test |test result|^real" $OUT/gpu_vs_cpu.log
+  echo "== device_abc ($(( $(date +%s) - T0 )) s in)"
+  ( time $D/device_abc --test-threads 1 ) > $OUT/device_abc.log 2>&1; grep -E "^test |test result|^real" $OUT/device_abc.log
+  echo "== porep-32g parameters ($(( $(date +%s) - T0 )) s in)"
+  ( time timeout 300 $D/cuzk gen timing-params --circuit porep-32g --out /tmp/p32 ) > $OUT/gen-porep.log 2>&1; echo "rc=$? at $(( $(date +%s) - T0 )) s"
+  timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
+  start_daemon porep-32g 0
+  ;;
+restart)
+  pkill -x cuzk; sleep 5
+  start_daemon porep-32g 0
+  ;;
+run)
+  while ! grep -q "SRS loaded" /tmp/daemon.log && [ $(( $(date +%s) - T0 )) -lt 240 ]; do sleep 2; done
+  grep -E "WARN|ERROR|compiled|resident|released|SRS loaded" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-260 | tail -6
+  echo "== loaded ($(( $(date +%s) - T0 )) s in): the fixed base"
+  $D/cuzk status 2>&1 | grep -E "memory|reserved|porep-32g"; vmhwm
+  LEFT=$(( ${DEADLINE:-585} - ( $(date +%s) - T0 ) ))
+  echo "== c=${C:-2} j=${J:-4}, deadline $LEFT s ($(( $(date +%s) - T0 )) s in)"
+  gpu_sample m
+  ( while sleep 10; do echo "-- at $(( $(date +%s) - T0 )) s: $(vmhwm)"; $D/cuzk status 2>&1 | grep -E "memory:|per partition|partitions:"; done ) > /tmp/bench-m-status.log 2>&1 &
+  SP=$!
+  $D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c ${C:-2} -j ${J:-4} --timeline /tmp/m.svg --deadline $LEFT 2>&1 | tee /tmp/bench-m.log | tail -22
+  kill $SP 2>/dev/null
+  gpu_stop; smi_summary /tmp/smi-m.csv
+  cat /tmp/bench-m-status.log
+  grep -cE "working set above its estimate" /tmp/daemon.log
+  $D/cuzk status 2>&1 | head -30; vmhwm
+  save; cp -f /tmp/bench-m-status.log $OUT/ 2>/dev/null
+  ;;
+*) echo "usage: m.sh prep|run|restart" >&2; exit 2 ;;
+esac
+echo "== phase M ${1:-} done at $(( $(date +%s) - T0 )) s"
