@@ -9,7 +9,7 @@ gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>
 smi_summary() { awk -F', ' '{u=$2+0; n++; s+=u; if(u==0)z++} END {if(n) printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%\n", FILENAME, n, s/n, z}' "$1"; }
 # start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
 # preloaded, TIMING-ONLY allowed, the memory budget $BUDGET and `[pipeline]
-# synthesis_concurrency` $SYNTH when set), starts the daemon in its
+# synthesis_concurrency` $SYNTH when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its
 # own session and waits for every preload until LIMIT seconds after $T0.
 start_daemon() {
   local c list="" n=0
@@ -18,6 +18,7 @@ start_daemon() {
 [srs]
 params_dir = "/tmp/p32"
 preload = [$list]
+device_abc = ${DEVICE_ABC:-true}
 [allow]
 timing_only = true
 EOT
