@@ -204,8 +204,9 @@ impl CompactAux {
 
     /// Appends every part's values in order, and frees the parts: the bits shifted into
     /// place, the full scalars copied (each part's on every core) into room reserved exactly
-    /// once, each part freed as soon as it is copied, so that the parts and the whole are
-    /// not both held at once (a WindowPoSt partition's witness is nearly all full scalars).
+    /// for them, each part freed as soon as it is copied. A witness that is nearly all full
+    /// scalars (WindowPoSt's) is best joined a few parts at a time (`native::units` passes a
+    /// wave), so that its parts and the whole are never both held in full.
     pub fn append_all(&mut self, parts: Vec<CompactAux>) {
         let total: usize = parts.iter().map(|p| p.values.len()).sum();
         self.values.reserve_exact(total);
