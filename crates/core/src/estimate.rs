@@ -54,16 +54,16 @@ impl WorkingSetEstimate {
 
     /// From a circuit's counted shape when a/b/c are deferred to the prover's device
     /// (`cuzk_groth16::CompiledCircuit::defer`), before any measurement: the partition holds
-    /// the assignments alone (the densities are the compiled circuit's), taken as a full
-    /// scalar a value: a compact witness (`cuzk_groth16::CompactAux`) holds two bits a value
-    /// and a full scalar only for the values neither 0 nor 1, which no shape tells.
+    /// the assignments alone (the densities are the compiled circuit's), the aux as the
+    /// largest compact witness (`cuzk_groth16::CompactAux`) of that shape: two bits a value
+    /// and a full scalar for every one, as if none were 0 or 1 (no shape tells how many are).
     /// Proving adds the device prover's MSM plans, taken here as one bit per variable for each
     /// of its three queries plus an index and a full scalar for every variable once (as if no
     /// value were 0 or 1; the three queries' shares of such values overlap). The first
     /// measured partition replaces this with its counted figure.
     pub fn from_deferred_shape(inputs: usize, aux: usize) -> WorkingSetEstimate {
         let vars = (inputs + aux) as u64;
-        let held = SCALAR * vars;
+        let held = SCALAR * vars + 2 * 8 * (aux as u64).div_ceil(64);
         let plans = 3 * vars.div_ceil(64) * 8 + (4 + SCALAR) * vars;
         WorkingSetEstimate {
             synthesis_peak: held,
@@ -309,10 +309,11 @@ mod tests {
     fn a_deferred_shape_holds_the_witness_and_a_bound_on_the_device_plans() {
         let (c, i, a): (usize, usize, usize) = (100_000, 3, 90_000);
         let x = Scalar::from(7u64);
-        // What a deferred circuit holds: the assignments alone, preallocated exactly.
+        // What a deferred circuit holds: the assignments alone, the aux compact, at its
+        // largest (no value 0 or 1).
         let s = Synthesized {
             inputs: vec![x; i],
-            aux: vec![x; a],
+            compact: Some(cuzk_groth16::CompactAux::from_full(&vec![x; a])),
             num_constraints: c,
             ..Default::default()
         };
