@@ -523,17 +523,11 @@ impl ProverBackend for CudaProver {
     /// planning.
     fn start_host_bytes(&self, circuit: &Synthesized) -> Option<u64> {
         let (a_aux, b_input, b_aux) = circuit.densities();
-        let (aux, converted) = match &circuit.compact {
-            Some(aux) => (std::borrow::Cow::Borrowed(aux), false),
-            None => (
-                std::borrow::Cow::Owned(cuzk_groth16::CompactAux::from_full(&circuit.aux)),
-                true,
-            ),
-        };
+        let aux = circuit.compact_aux();
         Some(plan::host_bytes(
             &circuit.inputs,
             &aux,
-            converted,
+            circuit.compact.is_none(),
             a_aux,
             b_input,
             b_aux,

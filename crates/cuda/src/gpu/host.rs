@@ -8,7 +8,7 @@ use crate::vram::Lease;
 use crate::{ffi, plan};
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::params::G1Section;
-use cuzk_groth16::{CompactAux, ParamsError, ProveError, Srs, Synthesized};
+use cuzk_groth16::{ParamsError, ProveError, Srs, Synthesized};
 use group::Group;
 
 /// Takes a small Pippenger part off a plan and evaluates it on the host, with its bases from
@@ -68,15 +68,8 @@ pub(super) fn plan_host(
 ) -> Result<HostPlan, ProveError> {
     let (a_aux, b_input, b_aux) = circuit.densities();
     // A witness-only recording's aux is compact already; a full one is classified here.
-    let converted;
-    let aux = match &circuit.compact {
-        Some(aux) => aux,
-        None => {
-            converted = CompactAux::from_full(&circuit.aux);
-            &converted
-        }
-    };
-    let mut plan = plan::plan(&circuit.inputs, aux, a_aux, b_input, b_aux)?;
+    let aux = circuit.compact_aux();
+    let mut plan = plan::plan(&circuit.inputs, &aux, a_aux, b_input, b_aux)?;
     let counts = srs.counts();
     if plan.a.nbases != counts.a {
         return Err(shape_err("A bases", counts.a, plan.a.nbases));

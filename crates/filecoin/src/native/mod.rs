@@ -75,12 +75,18 @@ pub(crate) fn units<F>(
 where
     F: Fn(usize, &mut NativeWitness<'_>) -> Result<(), SynthesisError> + Sync,
 {
-    let Some(aux_len) = out.compact.as_ref().map(CompactAux::len) else {
+    let Synthesized {
+        compact: Some(aux),
+        inputs: out_inputs,
+        num_constraints,
+        ..
+    } = out
+    else {
         return Err(SynthesisError::IoError(std::io::Error::other(
             "a native witness needs a witness-only recording (its aux held compact)",
         )));
     };
-    let (inputs_len, constraints) = (out.inputs.len(), out.num_constraints);
+    let (aux_len, inputs_len, constraints) = (aux.len(), out_inputs.len(), *num_constraints);
     let wave = (4 * rayon::current_num_threads()).max(1);
     let mut next = 0;
     while next < n {
@@ -111,23 +117,19 @@ where
         let parts = match parts {
             Ok(parts) => parts,
             Err(e) => {
-                if let Some(aux) = out.compact.as_mut() {
-                    aux.truncate(aux_len);
-                }
-                out.inputs.truncate(inputs_len);
-                out.num_constraints = constraints;
+                aux.truncate(aux_len);
+                out_inputs.truncate(inputs_len);
+                *num_constraints = constraints;
                 return Err(e);
             }
         };
         let mut unit_aux = Vec::with_capacity(parts.len());
         for (a, inputs, constraints) in parts {
             unit_aux.push(a);
-            out.inputs.extend_from_slice(&inputs);
-            out.num_constraints += constraints;
+            out_inputs.extend_from_slice(&inputs);
+            *num_constraints += constraints;
         }
-        if let Some(aux) = out.compact.as_mut() {
-            aux.append_all(unit_aux);
-        }
+        aux.append_all(unit_aux);
     }
     Ok(())
 }
