@@ -10,7 +10,8 @@ smi_summary() { awk -F', ' '{u=$2+0; n++; s+=u; if(u==0)z++} END {if(n) printf "
 # start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
 # preloaded, TIMING-ONLY allowed, the memory budget $BUDGET and `[pipeline]
 # synthesis_concurrency` $SYNTH when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its
-# own session and waits for every preload until LIMIT seconds after $T0.
+# own session (inside the cgroup $DAEMON_CGROUP when set) and waits for every preload until
+# LIMIT seconds after $T0.
 start_daemon() {
   local c list="" n=0
   for c in $1; do list="${list:+$list, }\"$c\""; n=$((n + 1)); done
@@ -25,7 +26,8 @@ EOT
   if [ -n "${BUDGET:-}" ]; then printf '[memory]\nbudget = "%s"\n' "$BUDGET" >> /tmp/cuzk.toml; fi
   if [ -n "${SYNTH:-}" ]; then printf '[pipeline]\nsynthesis_concurrency = %s\n' "$SYNTH" >> /tmp/cuzk.toml; fi
   echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
-  setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464 > /tmp/daemon.log 2>&1 < /dev/null &
+  # With $DAEMON_CGROUP (a cgroup v2 directory) the daemon starts inside it.
+  setsid nohup bash -c "${DAEMON_CGROUP:+echo \$\$ > $DAEMON_CGROUP/cgroup.procs; }exec $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464" > /tmp/daemon.log 2>&1 < /dev/null &
   while [ $(( $(date +%s) - T0 )) -lt $2 ]; do
     local got; got=$(grep -c "SRS loaded" /tmp/daemon.log 2>/dev/null)
     if [ "${got:-0}" -ge $n ] || grep -q "preload.*fail\|rror" /tmp/daemon.log 2>/dev/null; then break; fi

@@ -121,7 +121,11 @@ pub struct Config {
     /// there while the SRS is loaded; `ProverBackend::make_resident`), drop the host copy of its
     /// points and give its bytes back to the budget; the few points the host still needs are
     /// read from the parameter file. Needs parameters read from a file and backends that can
-    /// (the CPU prover cannot, so nothing is released beside one). With `device_abc` in force,
+    /// (the CPU prover cannot, so nothing is released beside one). Where every backend has
+    /// memory of its own and the planner streams its file (`Planner::load_srs_header`), the
+    /// points go from the file into the backends a window at a time
+    /// (`ProverBackend::begin_resident`) and the host never holds them all, not even while
+    /// loading. With `device_abc` in force,
     /// the circuit's compiled matrices follow (`ProverBackend::make_matrices_resident`).
     /// Default true.
     pub release_host_srs: bool,

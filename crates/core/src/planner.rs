@@ -148,6 +148,17 @@ pub trait Planner: Send + Sync {
         crate::params::read_params_file(circuit_id, &path)
     }
 
+    /// The SRS of a circuit id with its points left in the parameter file
+    /// ([`crate::params::read_params_header_file`]), for a load that streams them into the
+    /// devices' own memory a window at a time instead of holding them on the host. `Ok(None)`
+    /// (the default): there is no such file to stream from, and the SRS is loaded with
+    /// [`Planner::load_srs`]. A planner whose `load_srs` reads [`Planner::params_path`] as it
+    /// is returns that file's header; one whose `load_srs` does anything else keeps the
+    /// default.
+    fn load_srs_header(&self, _circuit_id: &str) -> Result<Option<Srs>, EngineError> {
+        Ok(None)
+    }
+
     /// Bytes [`Planner::prepare`] will hold for a circuit id (an estimate is fine; the SRS
     /// reservation is corrected to the real figure). Default: nothing is prepared.
     fn prepare_size_hint(&self, _circuit_id: &str) -> u64 {

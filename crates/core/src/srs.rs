@@ -80,6 +80,11 @@ pub type MakeResident = Arc<dyn Fn(&Srs) -> bool + Send + Sync>;
 pub type MakeMatricesResident =
     Arc<dyn Fn(&Srs, &cuzk_groth16::CompiledCircuit) -> bool + Send + Sync>;
 
+/// Streams an SRS's points from its file into every backend's own memory (see
+/// [`SrsCache::set_stream_residency`]); true when all of them hold it, an error when the file
+/// is bad.
+pub type StreamResident = Arc<dyn Fn(&str, &Srs) -> Result<bool, EngineError> + Send + Sync>;
+
 /// A loaded SRS with what is derived from it once.
 pub struct LoadedSrs {
     /// The circuit id.
@@ -113,6 +118,16 @@ impl LoadedSrs {
     pub fn pvk(&self) -> &PreparedVk {
         self.pvk.get_or_init(|| PreparedVk::new(self.srs.vk()))
     }
+}
+
+/// How a load left the SRS's points.
+enum Loaded {
+    /// Read into host memory (the planner's `load_srs`).
+    Host(Srs),
+    /// Streamed into every backend's own memory from the file; the host holds none.
+    Resident(Srs),
+    /// Still in the file only: not every backend could hold them.
+    InFile(Srs),
 }
 
 struct Entry {
@@ -158,6 +173,9 @@ struct Inner {
     /// Set when a loaded SRS's compiled matrices should leave host memory once the backends
     /// hold them (and its host copy was released): the backends make a/b/c themselves.
     make_matrices_resident: OnceLock<MakeMatricesResident>,
+    /// Set when an SRS with a parameter file should stream into the backends' memory
+    /// instead of being read into the host's.
+    stream_resident: OnceLock<StreamResident>,
     /// Loads for urgent work run on the urgent CPU pools.
     cpu: Arc<CpuPools>,
     /// How long an idle entry is kept against the backlog ([`SrsCache::reclaim`]).
@@ -234,6 +252,7 @@ impl SrsCache {
                 expect_release: expect_release && make_resident.is_some(),
                 make_resident,
                 make_matrices_resident: OnceLock::new(),
+                stream_resident: OnceLock::new(),
                 cpu,
                 keep_idle,
                 state: Mutex::new(State {
@@ -330,31 +349,37 @@ impl SrsCache {
             });
         }
         let t0 = Instant::now();
-        let size = self.inner.planner.srs_size_hint(circuit_id)?
-            + self.inner.planner.prepare_size_hint(circuit_id);
-        let budget = &self.inner.budget;
-        let mut reservation = budget
-            .acquire(size, Category::Srs, priority)
-            .await
-            .map_err(|e| match e {
-                crate::error::BudgetError::TooLarge { needed, budget } => EngineError::TooLarge {
-                    what: format!("SRS {circuit_id}"),
-                    needed,
-                    budget,
-                },
-                other => EngineError::Srs {
-                    circuit_id: circuit_id.to_string(),
-                    message: other.to_string(),
-                },
-            })?;
+        // Beside devices, an SRS in a file streams into them: only its header is read here.
+        let header = self.load_header(circuit_id).await?;
+        let timing_only = match &header {
+            Some(h) => self.check_timing_only(circuit_id, h)?,
+            None => false,
+        };
+        let file_bytes = self.inner.planner.srs_size_hint(circuit_id)?;
+        // Streamed: one window at a time; read whole: the file.
+        let loading = match &header {
+            Some(h) => h.stream_host_bytes(&crate::params::read_options()),
+            None => file_bytes,
+        };
+        let size = loading + self.inner.planner.prepare_size_hint(circuit_id);
+        let mut reservation = self.acquire_for(circuit_id, size, priority).await?;
         let planner = self.inner.planner.clone();
         let cpu = self.inner.cpu.clone();
+        let stream_resident = self.inner.stream_resident.get().cloned();
         let id = circuit_id.to_string();
-        let (srs, prepared) = tokio::task::spawn_blocking(move || {
+        let (loaded, prepared) = tokio::task::spawn_blocking(move || {
             // Preparing (e.g. compiling the circuit, single-threaded) overlaps the load.
-            let (srs, prepared) = std::thread::scope(|s| {
+            let (loaded, prepared) = std::thread::scope(|s| {
                 let prep = s.spawn(|| planner.prepare(&id));
-                (cpu.run(priority, || planner.load_srs(&id)), prep.join())
+                let loaded = cpu.run(priority, || match (header, stream_resident) {
+                    (Some(srs), Some(stream)) => Ok(match stream(&id, &srs)? {
+                        true => Loaded::Resident(srs),
+                        false => Loaded::InFile(srs),
+                    }),
+                    (Some(srs), None) => Ok(Loaded::InFile(srs)),
+                    (None, _) => planner.load_srs(&id).map(Loaded::Host),
+                });
+                (loaded, prep.join())
             });
             let prepared = match prepared {
                 Ok(Ok(p)) => p,
@@ -367,29 +392,59 @@ impl SrsCache {
                     None
                 }
             };
-            Ok::<_, EngineError>((srs?, prepared))
+            Ok::<_, EngineError>((loaded?, prepared))
         })
         .await
         .map_err(|e| EngineError::Internal(format!("SRS load task: {e}")))??;
-        let timing_only = srs.vk().is_timing_only();
-        if timing_only {
-            if !self.inner.allow_timing_only {
-                // Freed off the runtime like any other SRS.
-                crate::reaper::free((srs, prepared, reservation));
-                return Err(EngineError::Srs {
-                    circuit_id: circuit_id.to_string(),
-                    message: "the parameter file holds TIMING-ONLY parameters (gamma = delta = \
-                              the G2 generator): proofs made with them DO NOT VERIFY; the \
-                              daemon refuses them unless [allow] timing_only = true"
-                        .into(),
-                });
+        let (srs, timing_only, host_released_bytes) = match loaded {
+            Loaded::Resident(srs) => {
+                let bytes = srs.points_bytes();
+                (srs, timing_only, bytes)
             }
-            tracing::warn!(
-                circuit = %circuit_id,
-                "TIMING-ONLY parameters loaded ([allow] timing_only): proofs made with them DO NOT VERIFY; self-verification is off for them"
-            );
-        }
-        let (srs, host_released_bytes) = self.release_host_copy(circuit_id, srs).await?;
+            Loaded::InFile(srs) => {
+                // Not every backend holds it: its points come into host memory after all,
+                // under a reservation of the file's size (as a load read whole takes).
+                let more = file_bytes.saturating_sub(loading);
+                let extra = self.acquire_for(circuit_id, more, priority).await;
+                let extra = match extra {
+                    Ok(r) => r,
+                    Err(e) => {
+                        crate::reaper::free((srs, prepared, reservation));
+                        return Err(e);
+                    }
+                };
+                if let Err(extra) = reservation.merge(extra) {
+                    crate::reaper::free((srs, prepared, reservation, extra));
+                    return Err(EngineError::Internal("SRS reservation merge".into()));
+                }
+                let id = circuit_id.to_string();
+                let read = tokio::task::spawn_blocking(move || {
+                    let mut srs = srs;
+                    crate::params::load_host_points(&id, &mut srs).map(|_| srs)
+                })
+                .await
+                .map_err(|e| EngineError::Internal(format!("SRS read task: {e}")))?;
+                match read {
+                    Ok(srs) => (srs, timing_only, 0),
+                    Err(e) => {
+                        crate::reaper::free((prepared, reservation));
+                        return Err(e);
+                    }
+                }
+            }
+            Loaded::Host(srs) => {
+                let timing_only = match self.check_timing_only(circuit_id, &srs) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        // Freed off the runtime like any other SRS.
+                        crate::reaper::free((srs, prepared, reservation));
+                        return Err(e);
+                    }
+                };
+                let (srs, released) = self.release_host_copy(circuit_id, srs).await?;
+                (srs, timing_only, released)
+            }
+        };
         let (srs, prepared) = if host_released_bytes > 0 {
             self.release_host_matrices(circuit_id, srs, prepared)
                 .await?
@@ -435,6 +490,65 @@ impl SrsCache {
             was_loaded: false,
             load_time,
         })
+    }
+
+    /// The SRS's header alone (its points left in the file), when it is to stream into the
+    /// devices: every backend has memory of its own, streaming is set, and the planner has
+    /// a file to stream from.
+    async fn load_header(&self, circuit_id: &str) -> Result<Option<Srs>, EngineError> {
+        if !self.inner.expect_release || self.inner.stream_resident.get().is_none() {
+            return Ok(None);
+        }
+        let planner = self.inner.planner.clone();
+        let id = circuit_id.to_string();
+        tokio::task::spawn_blocking(move || planner.load_srs_header(&id))
+            .await
+            .map_err(|e| EngineError::Internal(format!("SRS header task: {e}")))?
+    }
+
+    /// Whether `srs` holds TIMING-ONLY parameters, an error when they are not allowed.
+    fn check_timing_only(&self, circuit_id: &str, srs: &Srs) -> Result<bool, EngineError> {
+        if !srs.vk().is_timing_only() {
+            return Ok(false);
+        }
+        if !self.inner.allow_timing_only {
+            return Err(EngineError::Srs {
+                circuit_id: circuit_id.to_string(),
+                message: "the parameter file holds TIMING-ONLY parameters (gamma = delta = \
+                          the G2 generator): proofs made with them DO NOT VERIFY; the \
+                          daemon refuses them unless [allow] timing_only = true"
+                    .into(),
+            });
+        }
+        tracing::warn!(
+            circuit = %circuit_id,
+            "TIMING-ONLY parameters loaded ([allow] timing_only): proofs made with them DO NOT VERIFY; self-verification is off for them"
+        );
+        Ok(true)
+    }
+
+    /// A reservation of `bytes` for loading the SRS `circuit_id`, waiting at `priority`.
+    async fn acquire_for(
+        &self,
+        circuit_id: &str,
+        bytes: u64,
+        priority: Priority,
+    ) -> Result<Reservation, EngineError> {
+        self.inner
+            .budget
+            .acquire(bytes, Category::Srs, priority)
+            .await
+            .map_err(|e| match e {
+                crate::error::BudgetError::TooLarge { needed, budget } => EngineError::TooLarge {
+                    what: format!("SRS {circuit_id}"),
+                    needed,
+                    budget,
+                },
+                other => EngineError::Srs {
+                    circuit_id: circuit_id.to_string(),
+                    message: other.to_string(),
+                },
+            })
     }
 
     /// Has the backends make `srs` resident and, when all of them did, releases its host
@@ -663,5 +777,7 @@ impl Drop for LoadLockEntry<'_> {
 }
 
 mod residency;
+mod stream;
+pub(crate) use stream::stream_to_backends;
 #[cfg(test)]
 mod tests;

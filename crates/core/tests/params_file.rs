@@ -15,8 +15,10 @@ use std::time::Duration;
 const SPEC: &str = "synthetic:constraints=512,inputs=2,seed=5,partitions=3";
 
 /// Plans like the synthetic planner but names its parameters `small-test` in a directory.
+/// With `stream`, its SRS may be loaded header-first and streamed into the backends.
 struct FilePlanner {
     dir: PathBuf,
+    stream: bool,
 }
 
 impl Planner for FilePlanner {
@@ -33,6 +35,19 @@ impl Planner for FilePlanner {
             "small-test" => Ok(self.dir.join("small-test.params")),
             _ => Err(EngineError::UnknownCircuit(circuit_id.into())),
         }
+    }
+
+    fn load_srs_header(&self, circuit_id: &str) -> Result<Option<cuzk_groth16::Srs>, EngineError> {
+        if !self.stream {
+            return Ok(None);
+        }
+        let path = self.params_path(circuit_id)?;
+        let (srs, _) = cuzk_groth16::params::read_params_header(&path, &Default::default())
+            .map_err(|e| EngineError::Srs {
+                circuit_id: circuit_id.into(),
+                message: e.to_string(),
+            })?;
+        Ok(Some(srs))
     }
 }
 
@@ -59,6 +74,7 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     assert!(config.self_verify, "self-check is on by default");
     let planner = Arc::new(FilePlanner {
         dir: dir.path().to_path_buf(),
+        stream: false,
     });
     let e = Engine::new(config, vec![Arc::new(CpuProver::new())], planner).unwrap();
     let req = ProofRequest {
@@ -134,6 +150,11 @@ fn points_with_key(srs: &cuzk_groth16::Srs, vk: &cuzk_groth16::VerifyingKey) -> 
 struct OwnCopy {
     copies: parking_lot::Mutex<std::collections::HashMap<u64, Arc<cuzk_groth16::Srs>>>,
     calls: std::sync::atomic::AtomicUsize,
+    /// Streamed copies begun ([`ProverBackend::begin_resident`]), and windows taken.
+    streams: std::sync::atomic::AtomicUsize,
+    windows: std::sync::atomic::AtomicUsize,
+    /// Says it cannot hold a streamed copy (as a device without room would).
+    decline_stream: bool,
     released_starts: std::sync::atomic::AtomicUsize,
     cpu: CpuProver,
 }
@@ -161,6 +182,22 @@ impl ProverBackend for OwnCopy {
         let copy = points_with_key(srs, srs.vk());
         self.copies.lock().insert(srs.id(), Arc::new(copy));
         Ok(true)
+    }
+    fn begin_resident<'a>(
+        &'a self,
+        srs: &'a cuzk_groth16::Srs,
+    ) -> Result<Option<Box<dyn cuzk_groth16::ResidentUpload + 'a>>, ProveError> {
+        self.streams
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if self.decline_stream {
+            return Ok(None);
+        }
+        Ok(Some(Box::new(OwnUpload {
+            own: self,
+            srs,
+            g1: Default::default(),
+            b_g2: Vec::new(),
+        })))
     }
     fn resident_bytes(&self, srs_id: u64) -> u64 {
         self.copies
@@ -196,6 +233,51 @@ impl ProverBackend for OwnCopy {
     }
 }
 
+/// [`OwnCopy`]'s copy being filled a window at a time: each window must come in file order,
+/// right after the one before; the copy exists once finished.
+struct OwnUpload<'a> {
+    own: &'a OwnCopy,
+    srs: &'a cuzk_groth16::Srs,
+    g1: [Vec<cuzk_groth16::G1Affine>; 4],
+    b_g2: Vec<cuzk_groth16::G2Affine>,
+}
+
+impl cuzk_groth16::ResidentUpload for OwnUpload<'_> {
+    fn put(&mut self, window: cuzk_groth16::params::PointsWindow<'_>) -> Result<(), ProveError> {
+        use cuzk_groth16::params::PointsWindow;
+        self.own
+            .windows
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let (at, start) = match window {
+            PointsWindow::G1 {
+                section,
+                start,
+                points,
+            } => {
+                let v = &mut self.g1[section as usize];
+                let at = v.len();
+                v.extend_from_slice(points);
+                (at, start)
+            }
+            PointsWindow::G2 { start, points } => {
+                let at = self.b_g2.len();
+                self.b_g2.extend_from_slice(points);
+                (at, start)
+            }
+        };
+        assert_eq!(at, start, "windows come in order");
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<bool, ProveError> {
+        let [h, l, a, b_g1] = self.g1;
+        let copy = cuzk_groth16::Srs::new(self.srs.vk().clone(), h, l, a, b_g1, self.b_g2);
+        assert_eq!(copy.counts(), self.srs.counts());
+        self.own.copies.lock().insert(self.srs.id(), Arc::new(copy));
+        Ok(true)
+    }
+}
+
 /// Issue 13 item 3: no budgeted host copy of an SRS a device holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
@@ -203,6 +285,7 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
     let planner = || {
         Arc::new(FilePlanner {
             dir: dir.path().to_path_buf(),
+            stream: false,
         })
     };
     let config = || {
@@ -304,6 +387,7 @@ async fn an_srs_not_yet_loaded_counts_only_what_stays_on_the_host_beside_devices
     let planner = || {
         Arc::new(FilePlanner {
             dir: dir.path().to_path_buf(),
+            stream: false,
         })
     };
     let config = |budget: u64| {
@@ -355,4 +439,147 @@ async fn an_srs_not_yet_loaded_counts_only_what_stays_on_the_host_beside_devices
     let s = e.status().budget;
     assert!(s.peak <= s.total, "{s:?}");
     e.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Issue 13: beside devices, an SRS in a file is streamed into them a window at a time and the
+/// host never reserves (or holds) the whole of it, only a window; a backend that cannot hold it gets the host copy after all; a bad point in the file
+/// fails that load alone with a typed error, and the next load after the file is mended works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_srs_streams_from_its_file_into_the_backends_without_a_host_copy() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (dir, srs, path) = params_file(97);
+    let file = std::fs::metadata(&path).unwrap().len();
+    let planner = |stream| {
+        Arc::new(FilePlanner {
+            dir: dir.path().to_path_buf(),
+            stream,
+        })
+    };
+    let config = |budget: u64| {
+        let mut c = Config::default_for_machine();
+        c.budget_bytes = budget;
+        c.request_buffer_bytes = 16 << 10;
+        c.urgent_reserve_bytes = Some(0);
+        c
+    };
+    let req = |id: &str| ProofRequest {
+        request_id: id.into(),
+        kind: ProofKind::Synthetic,
+        vanilla_proof: SPEC.as_bytes().to_vec(),
+        ..Default::default()
+    };
+    let prove = |e: &Engine, id: &str| {
+        let id = e.submit(req(id)).unwrap().job_id;
+        let e = e.clone();
+        async move { e.wait(&id, None).await.unwrap().state }
+    };
+    let budget = 64 << 20;
+    let vk = 96 * srs.vk().ic.len() as u64;
+    let srs_peak = |e: &Engine| {
+        let b = e.budget().snapshot();
+        b.peak_by_category
+            .iter()
+            .find(|(c, _)| *c == cuzk_core::Category::Srs)
+            .unwrap()
+            .1
+    };
+    // One window of the largest section, as bytes and as points: all the load holds.
+    let c = srs.counts();
+    let window = 2
+        * 96
+        * [c.h, c.l, c.a, c.b_g1, 2 * c.b_g2]
+            .into_iter()
+            .max()
+            .unwrap() as u64;
+    assert!(window < file, "window {window}, file {file}");
+
+    let own = Arc::new(OwnCopy::default());
+    let e = Engine::new(config(budget), vec![own.clone()], planner(true)).unwrap();
+    for i in 0..2 {
+        // Completed means every partition passed the self-check against the file's key.
+        match prove(&e, &format!("stream-{i}")).await {
+            JobState::Completed { proof } => assert_eq!(proof.len(), 3 * 192),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(own.streams.load(SeqCst), 1, "streamed once");
+    assert_eq!(
+        own.calls.load(SeqCst),
+        0,
+        "never read into the host to be copied"
+    );
+    assert!(own.windows.load(SeqCst) >= 5);
+    assert_eq!(own.released_starts.load(SeqCst), 6);
+    let s = e.status();
+    assert!(s.srs[0].host_released);
+    assert_eq!(s.srs[0].size_bytes, vk);
+    assert_eq!(s.srs[0].device_bytes, vec![srs.size_bytes()]);
+    // The load reserved one window, never the file's points.
+    assert_eq!(srs_peak(&e), window);
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
+
+    // Without streaming the load reserves the whole file.
+    let own = Arc::new(OwnCopy::default());
+    let e = Engine::new(config(budget), vec![own.clone()], planner(false)).unwrap();
+    assert!(matches!(
+        prove(&e, "whole").await,
+        JobState::Completed { .. }
+    ));
+    assert_eq!(own.calls.load(SeqCst), 1);
+    assert_eq!(srs_peak(&e), file);
+    e.shutdown(Duration::from_secs(5)).await;
+
+    // A backend that cannot hold it: the points come into host memory, under a reservation of
+    // their size, and it proves from them.
+    let declines = Arc::new(OwnCopy {
+        decline_stream: true,
+        ..Default::default()
+    });
+    let e = Engine::new(config(budget), vec![declines.clone()], planner(true)).unwrap();
+    match prove(&e, "declined").await {
+        JobState::Completed { proof } => assert_eq!(proof.len(), 3 * 192),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(declines.streams.load(SeqCst), 1);
+    assert_eq!(declines.released_starts.load(SeqCst), 0);
+    let s = e.status();
+    assert!(!s.srs[0].host_released);
+    assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
+    // A window to stream, then grown to the file's size (as a load read whole reserves).
+    assert_eq!(srs_peak(&e), file);
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
+
+    // A bad point in the middle of `l`: that load fails with a typed error naming the circuit
+    // and the point; nothing stays reserved; once the file is mended the next load works.
+    let good = std::fs::read(&path).unwrap();
+    let mut bad = good.clone();
+    let l_point = 3 * 96 + 3 * 192 + 4 + 96 * srs.vk().ic.len() + 4 + 96 * srs.h().len() + 4;
+    bad[l_point + 96 * (srs.l().len() / 2) + 20] ^= 0x10;
+    std::fs::write(&path, &bad).unwrap();
+    let own = Arc::new(OwnCopy::default());
+    let e = Engine::new(config(budget), vec![own.clone()], planner(true)).unwrap();
+    match prove(&e, "bad").await {
+        JobState::Failed { error } => {
+            assert!(
+                error.contains("small-test") && error.contains("invalid point in section `l`"),
+                "{error}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        own.copies.lock().is_empty(),
+        "the partial copy was abandoned"
+    );
+    assert_eq!(e.budget().reserved(), 16 << 10, "only the request buffer");
+    std::fs::write(&path, &good).unwrap();
+    match prove(&e, "mended").await {
+        JobState::Completed { proof } => assert_eq!(proof.len(), 3 * 192),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(own.streams.load(SeqCst), 2);
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
 }

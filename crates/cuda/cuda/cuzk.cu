@@ -698,6 +698,64 @@ RustError::by_value cuzk_srs_create(int dev,
     CUZK_CATCH
 }
 
+// Allocates device `dev`'s copy of an SRS with these section lengths, to be filled by
+// cuzk_srs_write (a window at a time, as the host reads them from the parameter file).
+RustError::by_value cuzk_srs_alloc(int dev, size_t nh, size_t nl, size_t na, size_t nb1,
+                                   size_t nb2, cuzk_srs** out)
+{
+    CUZK_TRY
+        *out = nullptr;
+        (void)select_gpu(dev);
+        auto* srs = new cuzk_srs;
+        srs->dev = dev;
+        srs->nh = nh; srs->nl = nl; srs->na = na; srs->nb1 = nb1; srs->nb2 = nb2;
+        try {
+            auto alloc = [&](auto*& dst, size_t n) {
+                using T = typename std::remove_reference<decltype(*dst)>::type;
+                if (n == 0) return;
+                CUDA_OK(cudaMalloc((void**)&dst, n * sizeof(T)));
+            };
+            alloc(srs->h, nh);
+            alloc(srs->l, nl);
+            alloc(srs->a, na);
+            alloc(srs->b_g1, nb1);
+            alloc(srs->b_g2, nb2);
+        } catch (...) {
+            delete srs;
+            throw;
+        }
+        *out = srs;
+    CUZK_CATCH
+}
+
+// Copies `n` points from host `src` to points start..start+n of section `section` (0 h, 1 l,
+// 2 a, 3 b_g1: G1; 4 b_g2: G2) of a copy made by cuzk_srs_alloc, and waits for the copy. The
+// caller holds the device's interlock (the copy uses sppark's streams).
+RustError::by_value cuzk_srs_write(cuzk_srs* srs, int section, size_t start, const void* src,
+                                   size_t n)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(srs != nullptr, "no SRS copy");
+        const gpu_t& gpu = select_gpu(srs->dev);
+        void* base = nullptr;
+        size_t count = 0, size = 0;
+        switch (section) {
+        case 0: base = srs->h; count = srs->nh; size = sizeof(affine_t::mem_t); break;
+        case 1: base = srs->l; count = srs->nl; size = sizeof(affine_t::mem_t); break;
+        case 2: base = srs->a; count = srs->na; size = sizeof(affine_t::mem_t); break;
+        case 3: base = srs->b_g1; count = srs->nb1; size = sizeof(affine_t::mem_t); break;
+        case 4: base = srs->b_g2; count = srs->nb2; size = sizeof(affine2_t::mem_t); break;
+        default: CUZK_REQUIRE(false, "no such SRS section");
+        }
+        CUZK_REQUIRE(start <= count && n <= count - start, "SRS window past its section");
+        if (n > 0) {
+            CUDA_OK(cudaMemcpyAsync((char*)base + start * size, src, n * size,
+                                    cudaMemcpyHostToDevice, gpu[2]));
+            gpu[2].sync();
+        }
+    CUZK_CATCH
+}
+
 void cuzk_srs_destroy(cuzk_srs* srs)
 {
     try { delete srs; } catch (...) {}

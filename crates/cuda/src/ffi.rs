@@ -172,6 +172,22 @@ extern "C" {
         nb2: usize,
         out: *mut *mut SrsHandle,
     ) -> sppark::Error;
+    pub(crate) fn cuzk_srs_alloc(
+        dev: c_int,
+        nh: usize,
+        nl: usize,
+        na: usize,
+        nb1: usize,
+        nb2: usize,
+        out: *mut *mut SrsHandle,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_srs_write(
+        srs: *mut SrsHandle,
+        section: c_int,
+        start: usize,
+        src: *const u8,
+        n: usize,
+    ) -> sppark::Error;
     pub(crate) fn cuzk_srs_destroy(srs: *mut SrsHandle);
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_matrices_create(

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod host;
+mod resident;
 use host::{plan_host, upload, HostPlan};
 
 /// Pippenger parts smaller than this run on the host: a GPU launch costs more.
@@ -596,6 +597,13 @@ impl ProverBackend for CudaProver {
             "SRS made resident for the host copy to be released"
         );
         Ok(done)
+    }
+
+    fn begin_resident<'a>(
+        &'a self,
+        srs: &'a Srs,
+    ) -> Result<Option<Box<dyn cuzk_groth16::ResidentUpload + 'a>>, ProveError> {
+        Ok(self.begin_resident_copy(srs))
     }
 
     fn start(

@@ -27,6 +27,13 @@ pub(crate) struct Reservation {
     bytes: u64,
 }
 
+impl Reservation {
+    /// The bytes reserved.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
 impl Drop for Reservation {
     fn drop(&mut self) {
         if self.bytes > 0 {
@@ -546,6 +553,14 @@ impl DeviceMem {
                 Tier::Streamed
             }
         }
+    }
+
+    /// An upload [`place_srs`](Self::place_srs) asked for was given up before it began or
+    /// finished (its device copy, if any, is freed already): `res` is given back.
+    pub(crate) fn upload_abandoned(&self, srs_id: u64, res: Reservation) {
+        lock(&self.mem).uploading.remove(&srs_id);
+        drop(res);
+        self.cv.notify_all();
     }
 
     /// A worker context of device `ordinal` whose reservation covers `need`: an idle one

@@ -419,3 +419,109 @@ fn released_host_copy_proves_equal_from_the_pinned_vram_copy() {
         assert_eq!(after.resident_srs, before.resident_srs);
     }
 }
+
+/// Issue 13: an SRS read header-first streams from its file into VRAM a window at a time
+/// (`begin_resident`), is pinned there, and proves byte-equal to the CPU backend with the
+/// whole host copy, though the host never held its points. An upload abandoned half way (or
+/// refused a window past its section) frees its VRAM; a budget without room says no.
+#[test]
+fn an_srs_streamed_from_its_file_proves_equal_from_vram() {
+    use cuzk_groth16::params::{read_params_header, G1Section, PointsWindow, ReadOptions};
+    let _s = serial();
+    let Some(gpu) = gpu() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Windows of 1000 G1 points (500 G2): every section of a 2^14 domain spans several.
+    let opts = ReadOptions {
+        check_points: true,
+        window_bytes: 96_000,
+    };
+    for (j, &(a, b, bools)) in [(1.0, 0.25, 0.92), (0.5, 1.0, 0.0)].iter().enumerate() {
+        let sp = spec(14, a, b, bools, 60 + j as u64);
+        let mut rng = ChaCha8Rng::seed_from_u64(61 + j as u64);
+        let held = generate_params(sp.circuit(), &mut rng).expect("setup");
+        let path = dir.path().join(format!("stream-{j}.params"));
+        cuzk_groth16::params::write_params(&path, &held).expect("write");
+        let before = gpu.vram_status();
+
+        // Abandoned after two windows: nothing stays reserved or resident.
+        let (srs, _) = read_params_header(&path, &opts).expect("header");
+        let mut up = gpu
+            .begin_resident(&srs)
+            .expect("begin")
+            .expect("room for it");
+        let mut n = 0;
+        srs.stream_points::<cuzk_groth16::ParamsError>(&opts, |w| {
+            if n < 2 {
+                up.put(w).expect("window");
+            }
+            n += 1;
+            Ok(())
+        })
+        .expect("stream");
+        assert!(gpu.vram_status().reserved > before.reserved);
+        // A window past the end of its section is refused, not written.
+        let past = PointsWindow::G1 {
+            section: G1Section::H,
+            start: srs.counts().h,
+            points: &held.h()[..1],
+        };
+        assert!(matches!(up.put(past), Err(ProveError::Device(_))));
+        drop(up);
+        let after = gpu.vram_status();
+        assert_eq!(
+            (after.reserved, after.resident_srs),
+            (before.reserved, before.resident_srs)
+        );
+
+        // Streamed whole: resident and pinned, and it proves.
+        let mut up = gpu
+            .begin_resident(&srs)
+            .expect("begin")
+            .expect("room for it");
+        let mut windows = 0;
+        srs.stream_points::<ProveError>(&opts, |w| {
+            windows += 1;
+            up.put(w)
+        })
+        .expect("stream");
+        assert!(windows > 10, "{windows} windows");
+        assert!(up.finish().expect("finish"));
+        assert!(srs.host_points_released() && srs.h().is_empty());
+        let pinned = gpu.vram_status();
+        assert_eq!(pinned.pinned_srs, before.pinned_srs + 1);
+        gpu.trim();
+        assert_eq!(gpu.vram_status().pinned_srs, pinned.pinned_srs);
+        for round in 0..2 {
+            let mut rng = ChaCha8Rng::seed_from_u64(600 + 10 * j as u64 + round);
+            let (r, s) = random_blinding(&mut rng);
+            let c = synth(&sp);
+            let public: Vec<Scalar> = c.inputs[1..].to_vec();
+            let cpu = CpuProver::new()
+                .prove(&held, c.clone(), r, s)
+                .expect("cpu proof");
+            let (pending, t) = gpu.start_timed(&srs, c, r, s).expect("gpu start");
+            assert!(!t.streamed);
+            let g = gpu.finish(&srs, pending).expect("gpu finish");
+            assert_eq!(g.to_bytes(), cpu.to_bytes(), "{sp:?} round {round}");
+            let pvk = PreparedVerifyingKey::from(srs.vk());
+            assert!(verify_proof(&pvk, &g, &public).expect("verify"), "{sp:?}");
+        }
+        drop(srs);
+        let after = gpu.vram_status();
+        assert_eq!(after.pinned_srs, before.pinned_srs, "dropped, unpinned");
+        assert_eq!(after.resident_srs, before.resident_srs);
+    }
+    // No room under a tiny budget: no copy is begun.
+    let sp = spec(10, 1.0, 0.25, 0.92, 70);
+    let held = generate_params(sp.circuit(), &mut ChaCha8Rng::seed_from_u64(71)).expect("setup");
+    let path = dir.path().join("small.params");
+    cuzk_groth16::params::write_params(&path, &held).expect("write");
+    let (srs, _) = read_params_header(&path, &opts).expect("header");
+    let tiny = gpu_with(CudaOptions {
+        vram_budget: Some(4096),
+        ..CudaOptions::default()
+    });
+    assert!(tiny.begin_resident(&srs).expect("begin").is_none());
+    drop(tiny);
+    let _ = gpu_with(CudaOptions::default());
+}

@@ -31,7 +31,7 @@ pub use compiled::CompiledCircuit;
 pub use error::{CompileError, Error, ParamsError, ProveError};
 pub use params::{Srs, VerifyingKey};
 pub use proof::{Proof, ProofDecodeError, PROOF_BYTES};
-pub use prover::{CpuProver, Pending, PendingG2, ProverBackend, Timings};
+pub use prover::{CpuProver, Pending, PendingG2, ProverBackend, ResidentUpload, Timings};
 pub use recorder::{CompactAux, Density, NativeWitness, Recorder, RecorderMode, Synthesized};
 pub use synthetic::{CircuitSpec, Sha256Circuit, SyntheticCircuit, SyntheticSpec};
 pub use verifier::{verify_proof, verify_proofs_batch, PreparedVerifyingKey, VerifyError};

@@ -52,7 +52,8 @@ mod wire;
 mod write;
 
 pub use read::{
-    read_params, read_params_from_bytes, read_vk, read_vk_from_bytes, LoadStats, ReadOptions,
+    read_params, read_params_from_bytes, read_params_header, read_vk, read_vk_from_bytes,
+    LoadStats, ReadOptions,
 };
 pub use write::{write_params, write_params_to, write_vk, write_vk_to};
 
@@ -114,7 +115,18 @@ pub enum G1Section {
 }
 
 impl G1Section {
-    fn name(self) -> &'static str {
+    /// The section's points in `counts`.
+    pub fn count(self, counts: &SrsCounts) -> usize {
+        match self {
+            G1Section::H => counts.h,
+            G1Section::L => counts.l,
+            G1Section::A => counts.a,
+            G1Section::BG1 => counts.b_g1,
+        }
+    }
+
+    /// The section's name in the file layout (`h`, `l`, `a`, `b_g1`).
+    pub fn name(self) -> &'static str {
         match self {
             G1Section::H => "h",
             G1Section::L => "l",
@@ -122,6 +134,27 @@ impl G1Section {
             G1Section::BG1 => "b_g1",
         }
     }
+}
+
+/// One window of an SRS's points, handed over by [`Srs::stream_points`].
+#[derive(Clone, Copy, Debug)]
+pub enum PointsWindow<'a> {
+    /// Points `start..start + points.len()` of a G1 section.
+    G1 {
+        /// The section.
+        section: G1Section,
+        /// Index of the first point in the section.
+        start: usize,
+        /// The points.
+        points: &'a [G1Affine],
+    },
+    /// Points `start..start + points.len()` of the B bases in G2.
+    G2 {
+        /// Index of the first point in the section.
+        start: usize,
+        /// The points.
+        points: &'a [G2Affine],
+    },
 }
 
 /// Where the points of an SRS read from a file lie in it (the byte offset of each section's
@@ -193,6 +226,115 @@ impl Srs {
             released: false,
             id,
         }
+    }
+
+    /// Parameters whose points are in `origin`'s file only, as `counts` says (for
+    /// [`read_params_header`]): no host copy, as if released.
+    pub(crate) fn in_file(vk: VerifyingKey, counts: SrsCounts, origin: FileOrigin) -> Srs {
+        let mut srs = Srs::new(
+            vk,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
+        srs.counts = counts;
+        srs.origin = Some(origin);
+        srs.released = true;
+        srs
+    }
+
+    /// Hands every point to `f`, a window at a time, in file order (h, l, a, b_g1, then
+    /// b_g2): from the host copy when there is one (windows of up to
+    /// [`ReadOptions::window_bytes`], nothing read), else read from the file and decoded as
+    /// `opts` says, one window of points in memory at a time. A bad point in the file ends it
+    /// with [`ParamsError::BadPoint`] before `f` sees its window; an error from `f` ends it
+    /// too. This is how a backend fills its own copy (in VRAM) without the host ever holding
+    /// all the points.
+    pub fn stream_points<E: From<ParamsError>>(
+        &self,
+        opts: &ReadOptions,
+        mut f: impl FnMut(PointsWindow<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if self.released {
+            let origin = self.origin.as_ref().ok_or(no_point("h", 0, 0))?;
+            return read::stream_sections(origin, &self.counts, opts, &mut f);
+        }
+        let g1 = (opts.window_bytes / std::mem::size_of::<G1Affine>()).max(1);
+        for (section, v) in [
+            (G1Section::H, &self.h),
+            (G1Section::L, &self.l),
+            (G1Section::A, &self.a),
+            (G1Section::BG1, &self.b_g1),
+        ] {
+            for (i, points) in v.chunks(g1).enumerate() {
+                f(PointsWindow::G1 {
+                    section,
+                    start: i * g1,
+                    points,
+                })?;
+            }
+        }
+        let g2 = (opts.window_bytes / std::mem::size_of::<G2Affine>()).max(1);
+        for (i, points) in self.b_g2.chunks(g2).enumerate() {
+            f(PointsWindow::G2 {
+                start: i * g2,
+                points,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Reads the points into host memory, for parameters without a host copy (read with
+    /// [`read_params_header`], or released): decoded and checked as `opts` says. Returns the
+    /// bytes now held; 0 when the host copy was there already. Nothing changes on an error.
+    pub fn load_host_points(&mut self, opts: &ReadOptions) -> Result<u64, ParamsError> {
+        if !self.released {
+            return Ok(0);
+        }
+        let origin = self.origin.as_ref().ok_or(no_point("h", 0, 0))?;
+        let s = read::read_sections(origin, &self.counts, opts)?;
+        let before = self.size_bytes();
+        self.h = s.h;
+        self.l = s.l;
+        self.a = s.a;
+        self.b_g1 = s.b_g1;
+        self.b_g2 = s.b_g2;
+        self.released = false;
+        Ok(self.size_bytes() - before)
+    }
+
+    /// Host bytes [`Srs::stream_points`] holds at once with `opts`: for points still in the
+    /// file, one window of file bytes and its decoded points (a section smaller than the
+    /// window needs less); 0 when the host copy is held (its windows are slices of it).
+    pub fn stream_host_bytes(&self, opts: &ReadOptions) -> u64 {
+        if !self.released {
+            return 0;
+        }
+        let c = self.counts;
+        let g1 = std::mem::size_of::<G1Affine>() as u64;
+        let g2 = std::mem::size_of::<G2Affine>() as u64;
+        let window = |n: usize, size: u64| {
+            let per = (opts.window_bytes as u64 / size).max(1);
+            (n as u64).min(per) * size
+        };
+        let largest = [c.h, c.l, c.a, c.b_g1]
+            .into_iter()
+            .map(|n| window(n, g1))
+            .chain([window(c.b_g2, g2)])
+            .max()
+            .unwrap_or(0);
+        // The wire and in-memory sizes are equal (96 and 192 bytes): bytes and points alike.
+        2 * largest
+    }
+
+    /// Bytes of the five point sections when held in memory (by [`Srs::counts`]; the same
+    /// whether the host copy is held or not).
+    pub fn points_bytes(&self) -> u64 {
+        let c = self.counts;
+        (c.h + c.l + c.a + c.b_g1) as u64 * std::mem::size_of::<G1Affine>() as u64
+            + c.b_g2 as u64 * std::mem::size_of::<G2Affine>() as u64
     }
 
     pub(crate) fn set_origin(&mut self, origin: FileOrigin) {

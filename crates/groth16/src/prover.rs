@@ -72,6 +72,18 @@ impl Pending {
     }
 }
 
+/// A copy of an SRS's points being filled in a backend's own memory, a window at a time
+/// ([`ProverBackend::begin_resident`]). Dropped before [`ResidentUpload::finish`], it is
+/// abandoned: what it holds is freed, and the backend has no copy.
+pub trait ResidentUpload: Send {
+    /// Copies one window of points (every window of every section is handed over once).
+    fn put(&mut self, window: crate::params::PointsWindow<'_>) -> Result<(), ProveError>;
+
+    /// Completes the copy after the last window: `Ok(true)` when the backend now holds the
+    /// SRS for as long as it lives.
+    fn finish(self: Box<Self>) -> Result<bool, ProveError>;
+}
+
 /// A Groth16 prover backend with a split API.
 ///
 /// `start` does the heavy work and drops the circuit's a/b/c before it returns, so a caller
@@ -141,6 +153,21 @@ pub trait ProverBackend: Send + Sync {
     /// prover's answer) when the backend needs the host copy.
     fn make_resident(&self, _srs: &Srs) -> Result<bool, ProveError> {
         Ok(false)
+    }
+
+    /// Begins a copy of `srs`'s points of the backend's own (e.g. in VRAM), to be filled a
+    /// window at a time ([`Srs::stream_points`]): for parameters whose points are still in
+    /// their file ([`crate::params::read_params_header`]), so the host never holds them all.
+    /// The owner hands every window to [`ResidentUpload::put`], then calls
+    /// [`ResidentUpload::finish`]; dropping the upload before `finish` abandons it and frees
+    /// what it took. Once finished, the copy lasts as long as `srs` does, as with
+    /// [`ProverBackend::make_resident`]. `Ok(None)` (the default, and the CPU prover's answer)
+    /// when the backend cannot hold one, so the owner reads the points into host memory.
+    fn begin_resident<'a>(
+        &'a self,
+        _srs: &'a Srs,
+    ) -> Result<Option<Box<dyn ResidentUpload + 'a>>, ProveError> {
+        Ok(None)
     }
 
     /// Device bytes the backend holds now for the SRS `srs_id` ([`Srs::id`]): its resident

@@ -9,7 +9,7 @@ use cuzk_filecoin::compiled::CompiledCircuit;
 use cuzk_filecoin::params::parameter_cache_dir;
 use cuzk_filecoin::{CircuitId, PartitionJob};
 use cuzk_filecoin::{MemoryEstimate, ProofPlan};
-use cuzk_groth16::RecorderMode;
+use cuzk_groth16::{RecorderMode, Srs};
 
 use crate::error::EngineError;
 use crate::planner::{JobPlan, PartitionPlan, Planner, Prepared, SynthesisContext};
@@ -218,6 +218,12 @@ impl Planner for FilecoinPlanner {
             message: e.to_string(),
         })?;
         Ok(files.params_path(&self.param_dir))
+    }
+
+    /// Its `load_srs` is the default (the file at `params_path`), so a load may stream it.
+    fn load_srs_header(&self, circuit_id: &str) -> Result<Option<Srs>, EngineError> {
+        let path = self.params_path(circuit_id)?;
+        crate::params::read_params_header_file(circuit_id, &path).map(Some)
     }
 
     /// The compiled matrices: 8 bytes a term, ~6 terms a constraint in PoRep and SnapDeals

@@ -83,6 +83,10 @@ impl Planner for Router {
         self.for_id(circuit_id)?.load_srs(circuit_id)
     }
 
+    fn load_srs_header(&self, circuit_id: &str) -> Result<Option<Srs>, EngineError> {
+        self.for_id(circuit_id)?.load_srs_header(circuit_id)
+    }
+
     fn prepare_size_hint(&self, circuit_id: &str) -> u64 {
         self.for_id(circuit_id)
             .map_or(0, |p| p.prepare_size_hint(circuit_id))

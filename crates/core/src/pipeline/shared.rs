@@ -353,6 +353,17 @@ impl Shared {
             cpu.clone(),
             config.srs_keep_idle,
         );
+        if config.release_host_srs && on_devices {
+            let backends = backends.clone();
+            srs.set_stream_residency(Arc::new(move |circuit_id, srs| {
+                crate::srs::stream_to_backends(
+                    &backends,
+                    circuit_id,
+                    srs,
+                    &crate::params::read_options(),
+                )
+            }));
+        }
         if device_abc && config.release_host_srs {
             let backends = backends.clone();
             srs.set_matrices_residency(Arc::new(move |srs, compiled| {

@@ -1,6 +1,6 @@
 //! Reading `.params` and `.vk` files: windowed parallel reads, parallel decode, typed errors.
 use super::wire::WirePoint;
-use super::{FileOrigin, Srs, VerifyingKey};
+use super::{FileOrigin, G1Section, PointsWindow, Srs, SrsCounts, VerifyingKey};
 use crate::error::ParamsError;
 use blstrs::{G1Affine, G2Affine};
 use rayon::prelude::*;
@@ -78,6 +78,79 @@ pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), 
     ))
 }
 
+/// Reads a `.params` file's verifying key and section counts, and checks that the file holds
+/// exactly those sections, without reading a point of them: the parameters come back with
+/// no host copy ([`Srs::host_points_released`] is true), their points still in the file.
+/// [`Srs::stream_points`] hands them over a window at a time (to fill a device's copy
+/// without ever holding them all on the host), and [`Srs::load_host_points`] reads them in.
+/// The points are decoded and checked as they are read, so a bad one is reported then.
+pub fn read_params_header(
+    path: &Path,
+    opts: &ReadOptions,
+) -> Result<(Srs, LoadStats), ParamsError> {
+    let started = Instant::now();
+    let io_err = |source| ParamsError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    let len = file.metadata().map_err(io_err)?.len();
+    let src = Source::File {
+        file: &file,
+        path,
+        len,
+    };
+    let mut cur = Cursor {
+        src: &src,
+        pos: 0,
+        last_count_offset: 0,
+    };
+    let vk = cur.vk(opts)?;
+    let mut offsets = [0u64; 5];
+    offsets[0] = cur.pos + 4;
+    let h = cur.skip_section::<G1Affine>("h")?;
+    if !(h as u64 + 1).is_power_of_two() {
+        return Err(ParamsError::BadCount {
+            section: "h",
+            offset: cur.last_count_offset,
+            count: h as u64,
+        });
+    }
+    offsets[1] = cur.pos + 4;
+    let l = cur.skip_section::<G1Affine>("l")?;
+    offsets[2] = cur.pos + 4;
+    let a = cur.skip_section::<G1Affine>("a")?;
+    offsets[3] = cur.pos + 4;
+    let b_g1 = cur.skip_section::<G1Affine>("b_g1")?;
+    offsets[4] = cur.pos + 4;
+    let b_g2 = cur.skip_section::<G2Affine>("b_g2")?;
+    cur.finish()?;
+    let counts = SrsCounts {
+        h,
+        l,
+        a,
+        b_g1,
+        b_g2,
+    };
+    let bytes = cur.pos;
+    let srs = Srs::in_file(
+        vk,
+        counts,
+        FileOrigin {
+            file,
+            path: path.to_path_buf(),
+            offsets,
+        },
+    );
+    Ok((
+        srs,
+        LoadStats {
+            bytes,
+            elapsed: started.elapsed(),
+        },
+    ))
+}
+
 /// Reads `.params` content already in memory (tests, small files).
 pub fn read_params_from_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<Srs, ParamsError> {
     parse_params(&Source::Bytes(bytes), opts).map(|(srs, _)| srs)
@@ -147,6 +220,116 @@ fn parse_params(src: &Source<'_>, opts: &ReadOptions) -> Result<(Srs, [u64; 5]),
     Ok((Srs::new(vk, h, l, a, b_g1, b_g2), offsets))
 }
 
+/// The five sections of parameters whose points are still in their file, read in.
+pub(super) struct Sections {
+    pub(super) h: Vec<G1Affine>,
+    pub(super) l: Vec<G1Affine>,
+    pub(super) a: Vec<G1Affine>,
+    pub(super) b_g1: Vec<G1Affine>,
+    pub(super) b_g2: Vec<G2Affine>,
+}
+
+/// Reads every point of the sections `counts` describes from `origin`'s file, a window at a
+/// time, decoded and checked as [`read_params`] does.
+pub(super) fn read_sections(
+    origin: &FileOrigin,
+    counts: &SrsCounts,
+    opts: &ReadOptions,
+) -> Result<Sections, ParamsError> {
+    fn one<P: WirePoint>(
+        src: &Source<'_>,
+        section: &'static str,
+        first: u64,
+        count: usize,
+        opts: &ReadOptions,
+    ) -> Result<Vec<P>, ParamsError> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(count)
+            .map_err(|_| ParamsError::BadCount {
+                section,
+                offset: first.saturating_sub(4),
+                count: count as u64,
+            })?;
+        read_points::<P, ParamsError>(src, section, first, count, opts, &mut out, true, |_, _| {
+            Ok(())
+        })?;
+        Ok(out)
+    }
+    let src = origin_source(origin)?;
+    let o = &origin.offsets;
+    Ok(Sections {
+        h: one(&src, "h", o[0], counts.h, opts)?,
+        l: one(&src, "l", o[1], counts.l, opts)?,
+        a: one(&src, "a", o[2], counts.a, opts)?,
+        b_g1: one(&src, "b_g1", o[3], counts.b_g1, opts)?,
+        b_g2: one(&src, "b_g2", o[4], counts.b_g2, opts)?,
+    })
+}
+
+/// Hands the points of the sections `counts` describes, read from `origin`'s file a window at
+/// a time, to `f` (one window of decoded points in memory at a time).
+pub(super) fn stream_sections<E: From<ParamsError>>(
+    origin: &FileOrigin,
+    counts: &SrsCounts,
+    opts: &ReadOptions,
+    f: &mut impl FnMut(PointsWindow<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let src = origin_source(origin)?;
+    let o = &origin.offsets;
+    let mut g1 = Vec::new();
+    for (k, section) in [G1Section::H, G1Section::L, G1Section::A, G1Section::BG1]
+        .into_iter()
+        .enumerate()
+    {
+        let count = section.count(counts);
+        read_points(
+            &src,
+            section.name(),
+            o[k],
+            count,
+            opts,
+            &mut g1,
+            false,
+            |start, points| {
+                f(PointsWindow::G1 {
+                    section,
+                    start,
+                    points,
+                })
+            },
+        )?;
+    }
+    drop(g1);
+    let mut g2 = Vec::new();
+    read_points(
+        &src,
+        "b_g2",
+        o[4],
+        counts.b_g2,
+        opts,
+        &mut g2,
+        false,
+        |start, points| f(PointsWindow::G2 { start, points }),
+    )
+}
+
+/// `origin`'s file as a [`Source`] (its length as it is now).
+fn origin_source(origin: &FileOrigin) -> Result<Source<'_>, ParamsError> {
+    let len = origin
+        .file
+        .metadata()
+        .map_err(|source| ParamsError::Io {
+            path: origin.path.clone(),
+            source,
+        })?
+        .len();
+    Ok(Source::File {
+        file: &origin.file,
+        path: &origin.path,
+        len,
+    })
+}
+
 /// Where the bytes come from.
 enum Source<'a> {
     /// Already in memory.
@@ -191,6 +374,78 @@ impl Source<'_> {
             }
         }
     }
+}
+
+/// Decodes `window` (whole points) in parallel, appending the points to `out`: the index in
+/// the window of the first bad point (or point at infinity, which no section may hold) and
+/// why, if there is one.
+fn decode_window<P: WirePoint>(
+    window: &[u8],
+    check: bool,
+    out: &mut Vec<P>,
+) -> Option<(usize, &'static str)> {
+    let first_bad = AtomicUsize::new(usize::MAX);
+    out.par_extend(window.par_chunks_exact(P::SIZE).enumerate().map(|(i, b)| {
+        match P::decode(b, check) {
+            Ok(p) if !p.is_infinity() => p,
+            _ => {
+                first_bad.fetch_min(i, Ordering::Relaxed);
+                P::infinity()
+            }
+        }
+    }));
+    let i = first_bad.into_inner();
+    (i != usize::MAX).then(|| {
+        let b = &window[i * P::SIZE..(i + 1) * P::SIZE];
+        let reason = match P::decode(b, check) {
+            Ok(_) => "point at infinity",
+            Err(reason) => reason,
+        };
+        (i, reason)
+    })
+}
+
+/// Reads the `count` points of `section` that start at byte `first` of `src`, a window of
+/// [`ReadOptions::window_bytes`] at a time, decoding each window into `out` and handing its
+/// points to `f` with the section index of the first. With `keep`, `out` gathers the whole
+/// section; without, it holds one window at a time. A bad point ends it with
+/// [`ParamsError::BadPoint`] at its section index and byte offset, before `f` sees its window.
+#[allow(clippy::too_many_arguments)]
+fn read_points<P: WirePoint, E: From<ParamsError>>(
+    src: &Source<'_>,
+    section: &'static str,
+    first: u64,
+    count: usize,
+    opts: &ReadOptions,
+    out: &mut Vec<P>,
+    keep: bool,
+    mut f: impl FnMut(usize, &[P]) -> Result<(), E>,
+) -> Result<(), E> {
+    let per_window = (opts.window_bytes / P::SIZE).max(1);
+    let mut start = 0usize;
+    while start < count {
+        let n = per_window.min(count - start);
+        let offset = first + (start * P::SIZE) as u64;
+        if !keep {
+            out.clear();
+        }
+        let before = out.len();
+        let bad = src.with_window(offset, n * P::SIZE, |window| {
+            decode_window(window, opts.check_points, out)
+        })?;
+        if let Some((i, reason)) = bad {
+            return Err(ParamsError::BadPoint {
+                section,
+                index: start + i,
+                offset: offset + (i * P::SIZE) as u64,
+                reason,
+            }
+            .into());
+        }
+        f(start, &out[before..])?;
+        start += n;
+    }
+    Ok(())
 }
 
 /// Bytes one thread reads of a window at a time.
@@ -288,19 +543,17 @@ impl Cursor<'_, '_> {
         })
     }
 
-    /// A u32 BE count and that many points, none at infinity, decoded in parallel a window
-    /// at a time.
-    fn section<P: WirePoint>(
+    /// A section's u32 BE count, checked against the file: the count and the byte offset of
+    /// the section's first point.
+    fn section_count<P: WirePoint>(
         &mut self,
         section: &'static str,
-        opts: &ReadOptions,
-    ) -> Result<Vec<P>, ParamsError> {
+    ) -> Result<(usize, u64), ParamsError> {
         let count_offset = self.pos;
         self.last_count_offset = count_offset;
         let count = self.u32_be(section)? as u64;
         let bytes = count * P::SIZE as u64;
-        let len = self.src.len();
-        if bytes > len {
+        if bytes > self.src.len() {
             // More than the whole file could hold: the count itself is corrupt.
             return Err(ParamsError::BadCount {
                 section,
@@ -309,7 +562,26 @@ impl Cursor<'_, '_> {
             });
         }
         self.need(section, bytes)?;
-        let count = count as usize;
+        Ok((count as usize, self.pos))
+    }
+
+    /// A section's count, its points skipped (read later, a window at a time, from the
+    /// file): the count.
+    fn skip_section<P: WirePoint>(&mut self, section: &'static str) -> Result<usize, ParamsError> {
+        let (count, _) = self.section_count::<P>(section)?;
+        self.pos += (count * P::SIZE) as u64;
+        Ok(count)
+    }
+
+    /// A u32 BE count and that many points, none at infinity, decoded in parallel a window
+    /// at a time.
+    fn section<P: WirePoint>(
+        &mut self,
+        section: &'static str,
+        opts: &ReadOptions,
+    ) -> Result<Vec<P>, ParamsError> {
+        let count_offset = self.pos;
+        let (count, first) = self.section_count::<P>(section)?;
         let mut out: Vec<P> = Vec::new();
         out.try_reserve_exact(count)
             .map_err(|_| ParamsError::BadCount {
@@ -317,44 +589,17 @@ impl Cursor<'_, '_> {
                 offset: count_offset,
                 count: count as u64,
             })?;
-        let per_window = (opts.window_bytes / P::SIZE).max(1);
-        let check = opts.check_points;
-        let mut start = 0usize;
-        while start < count {
-            let n = per_window.min(count - start);
-            let offset = self.pos + (start * P::SIZE) as u64;
-            let bad = self.src.with_window(offset, n * P::SIZE, |window| {
-                let first_bad = AtomicUsize::new(usize::MAX);
-                out.par_extend(window.par_chunks_exact(P::SIZE).enumerate().map(|(i, b)| {
-                    match P::decode(b, check) {
-                        Ok(p) if !p.is_infinity() => p,
-                        _ => {
-                            first_bad.fetch_min(i, Ordering::Relaxed);
-                            P::infinity()
-                        }
-                    }
-                }));
-                let i = first_bad.into_inner();
-                (i != usize::MAX).then(|| {
-                    let b = &window[i * P::SIZE..(i + 1) * P::SIZE];
-                    let reason = match P::decode(b, check) {
-                        Ok(_) => "point at infinity",
-                        Err(reason) => reason,
-                    };
-                    (i, reason)
-                })
-            })?;
-            if let Some((i, reason)) = bad {
-                return Err(ParamsError::BadPoint {
-                    section,
-                    index: start + i,
-                    offset: offset + (i * P::SIZE) as u64,
-                    reason,
-                });
-            }
-            start += n;
-        }
-        self.pos += bytes;
+        read_points::<P, ParamsError>(
+            self.src,
+            section,
+            first,
+            count,
+            opts,
+            &mut out,
+            true,
+            |_, _| Ok(()),
+        )?;
+        self.pos = first + (count * P::SIZE) as u64;
         Ok(out)
     }
 
