@@ -42,6 +42,12 @@
 //! [`Srs::release_host_points`]; the few points the host still needs afterwards are read
 //! back from the file, one at a time ([`Srs::g1_at`], [`Srs::g2_at`]). The section lengths
 //! stay known ([`Srs::counts`]).
+//!
+//! Such a copy need not pass through the host at all: [`read_params_header`] reads the
+//! verifying key and the section counts only, and [`Srs::stream_points`] then hands the
+//! points over a window at a time, decoded as they are read, for a backend to copy
+//! ([`crate::ProverBackend::begin_resident`]). [`Srs::load_host_points`] reads them in when
+//! no backend can hold them.
 use crate::error::ParamsError;
 use blstrs::{G1Affine, G2Affine};
 use std::fs::File;
