@@ -34,3 +34,15 @@ EOT
     sleep 2
   done
 }
+# gpu_tests: gpu_vs_cpu and device_abc, one test at a time, logs in $OUT.
+gpu_tests() {
+  echo "== gpu_vs_cpu"
+  ( time $D/gpu_vs_cpu --test-threads 1 ) > $OUT/gpu_vs_cpu.log 2>&1; grep -E "^test |test result|^real" $OUT/gpu_vs_cpu.log
+  echo "== device_abc ($(( $(date +%s) - T0 )) s in)"
+  ( time $D/device_abc --test-threads 1 ) > $OUT/device_abc.log 2>&1; grep -E "^test |test result|^real" $OUT/device_abc.log
+}
+# gen_porep32: TIMING-ONLY porep-32g parameters into /tmp/p32 (about 3.5 min, 47 GB).
+gen_porep32() {
+  echo "== porep-32g parameters ($(( $(date +%s) - T0 )) s in)"
+  ( time timeout 300 $D/cuzk gen timing-params --circuit porep-32g --out /tmp/p32 ) > $OUT/gen-porep.log 2>&1; echo "rc=$? at $(( $(date +%s) - T0 )) s"
+}

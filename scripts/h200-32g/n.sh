@@ -17,14 +17,8 @@ CG=/sys/fs/cgroup/cuzk-${CGROUP_MAX:-32G}
 case "${1:-}" in
 prep)
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2
-  if [ -z "${NO_TESTS:-}" ]; then
-    echo "== gpu_vs_cpu"
-    ( time $D/gpu_vs_cpu --test-threads 1 ) > $OUT/gpu_vs_cpu.log 2>&1; grep -E "^test |test result|^real" $OUT/gpu_vs_cpu.log
-    echo "== device_abc ($(( $(date +%s) - T0 )) s in)"
-    ( time $D/device_abc --test-threads 1 ) > $OUT/device_abc.log 2>&1; grep -E "^test |test result|^real" $OUT/device_abc.log
-  fi
-  echo "== porep-32g parameters ($(( $(date +%s) - T0 )) s in)"
-  ( time timeout 300 $D/cuzk gen timing-params --circuit porep-32g --out /tmp/p32 ) > $OUT/gen-porep.log 2>&1; echo "rc=$? at $(( $(date +%s) - T0 )) s"
+  [ -z "${NO_TESTS:-}" ] && gpu_tests
+  gen_porep32
   ls -l /tmp/p32
   timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
   mkdir -p $CG

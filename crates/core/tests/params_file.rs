@@ -131,6 +131,25 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     assert_eq!(e.budget().reserved(), 0);
 }
 
+/// A config of `budget` bytes with a 16 KiB request buffer and no urgent reserve.
+fn small_config(budget: u64) -> Config {
+    let mut c = Config::default_for_machine();
+    c.budget_bytes = budget;
+    c.request_buffer_bytes = 16 << 10;
+    c.urgent_reserve_bytes = Some(0);
+    c
+}
+
+/// A request for [`SPEC`]'s job under `id`.
+fn spec_request(id: &str) -> ProofRequest {
+    ProofRequest {
+        request_id: id.into(),
+        kind: ProofKind::Synthetic,
+        vanilla_proof: SPEC.as_bytes().to_vec(),
+        ..Default::default()
+    }
+}
+
 /// A new SRS with `srs`'s points (copied) under verifying key `vk`.
 fn points_with_key(srs: &cuzk_groth16::Srs, vk: &cuzk_groth16::VerifyingKey) -> cuzk_groth16::Srs {
     cuzk_groth16::Srs::new(
@@ -390,19 +409,8 @@ async fn an_srs_not_yet_loaded_counts_only_what_stays_on_the_host_beside_devices
             stream: false,
         })
     };
-    let config = |budget: u64| {
-        let mut c = Config::default_for_machine();
-        c.budget_bytes = budget;
-        c.request_buffer_bytes = 16 << 10;
-        c.urgent_reserve_bytes = Some(0);
-        c
-    };
-    let req = |id: &str| ProofRequest {
-        request_id: id.into(),
-        kind: ProofKind::Synthetic,
-        vanilla_proof: SPEC.as_bytes().to_vec(),
-        ..Default::default()
-    };
+    let config = small_config;
+    let req = spec_request;
     // What a partition needs, as the engine counts it: the refusal names working set + file.
     let probe = Engine::new(
         config(file + 1),
@@ -455,19 +463,8 @@ async fn an_srs_streams_from_its_file_into_the_backends_without_a_host_copy() {
             stream,
         })
     };
-    let config = |budget: u64| {
-        let mut c = Config::default_for_machine();
-        c.budget_bytes = budget;
-        c.request_buffer_bytes = 16 << 10;
-        c.urgent_reserve_bytes = Some(0);
-        c
-    };
-    let req = |id: &str| ProofRequest {
-        request_id: id.into(),
-        kind: ProofKind::Synthetic,
-        vanilla_proof: SPEC.as_bytes().to_vec(),
-        ..Default::default()
-    };
+    let config = small_config;
+    let req = spec_request;
     let prove = |e: &Engine, id: &str| {
         let id = e.submit(req(id)).unwrap().job_id;
         let e = e.clone();

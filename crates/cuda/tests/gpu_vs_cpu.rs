@@ -361,6 +361,25 @@ fn a_budget_too_small_is_a_typed_error() {
     assert!(!check_equal_and_verify(&srs, &sp, &gpu, 5));
 }
 
+/// Proves `sp` with `srs` (its host copy released: from the resident VRAM copy) and on the CPU
+/// with `held` (the same points in host memory), with the same r and s drawn from `seed`:
+/// equal bytes, and the GPU's proof verifies.
+fn prove_resident_equal(gpu: &CudaProver, srs: &Srs, held: &Srs, sp: &SyntheticSpec, seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (r, s) = random_blinding(&mut rng);
+    let c = synth(sp);
+    let public: Vec<Scalar> = c.inputs[1..].to_vec();
+    let cpu = CpuProver::new()
+        .prove(held, c.clone(), r, s)
+        .expect("cpu proof");
+    let (pending, t) = gpu.start_timed(srs, c, r, s).expect("gpu start");
+    assert!(!t.streamed);
+    let g = gpu.finish(srs, pending).expect("gpu finish");
+    assert_eq!(g.to_bytes(), cpu.to_bytes(), "{sp:?} seed {seed}");
+    let pvk = PreparedVerifyingKey::from(srs.vk());
+    assert!(verify_proof(&pvk, &g, &public).expect("verify"), "{sp:?}");
+}
+
 /// Issue 13 item 3: an SRS read from a file, made resident and pinned (`make_resident`), then
 /// released on the host, proves byte-equal to the CPU backend with the host copy; the few
 /// points of the host's small MSMs come from the file. The pin keeps the copy through a
@@ -393,19 +412,7 @@ fn released_host_copy_proves_equal_from_the_pinned_vram_copy() {
         gpu.trim();
         assert_eq!(gpu.vram_status().pinned_srs, pinned.pinned_srs);
         for round in 0..2 {
-            let mut rng = ChaCha8Rng::seed_from_u64(500 + 10 * j as u64 + round);
-            let (r, s) = random_blinding(&mut rng);
-            let c = synth(&sp);
-            let public: Vec<Scalar> = c.inputs[1..].to_vec();
-            let cpu = CpuProver::new()
-                .prove(&held, c.clone(), r, s)
-                .expect("cpu proof");
-            let (pending, t) = gpu.start_timed(&srs, c, r, s).expect("gpu start");
-            assert!(!t.streamed);
-            let g = gpu.finish(&srs, pending).expect("gpu finish");
-            assert_eq!(g.to_bytes(), cpu.to_bytes(), "{sp:?} round {round}");
-            let pvk = PreparedVerifyingKey::from(srs.vk());
-            assert!(verify_proof(&pvk, &g, &public).expect("verify"), "{sp:?}");
+            prove_resident_equal(&gpu, &srs, &held, &sp, 500 + 10 * j as u64 + round);
         }
         // An explicit evict leaves a pinned copy alone (its SRS has no host copy to re-upload).
         gpu.evict(srs.id());
@@ -492,19 +499,7 @@ fn an_srs_streamed_from_its_file_proves_equal_from_vram() {
         gpu.trim();
         assert_eq!(gpu.vram_status().pinned_srs, pinned.pinned_srs);
         for round in 0..2 {
-            let mut rng = ChaCha8Rng::seed_from_u64(600 + 10 * j as u64 + round);
-            let (r, s) = random_blinding(&mut rng);
-            let c = synth(&sp);
-            let public: Vec<Scalar> = c.inputs[1..].to_vec();
-            let cpu = CpuProver::new()
-                .prove(&held, c.clone(), r, s)
-                .expect("cpu proof");
-            let (pending, t) = gpu.start_timed(&srs, c, r, s).expect("gpu start");
-            assert!(!t.streamed);
-            let g = gpu.finish(&srs, pending).expect("gpu finish");
-            assert_eq!(g.to_bytes(), cpu.to_bytes(), "{sp:?} round {round}");
-            let pvk = PreparedVerifyingKey::from(srs.vk());
-            assert!(verify_proof(&pvk, &g, &public).expect("verify"), "{sp:?}");
+            prove_resident_equal(&gpu, &srs, &held, &sp, 600 + 10 * j as u64 + round);
         }
         drop(srs);
         let after = gpu.vram_status();

@@ -49,15 +49,21 @@ impl LoadStats {
     }
 }
 
-/// Reads a `.params` file (verifying key and proving key), a window at a time.
-pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), ParamsError> {
-    let started = Instant::now();
+/// Opens `path` for reading: the file and its length.
+fn open(path: &Path) -> Result<(File, u64), ParamsError> {
     let io_err = |source| ParamsError::Io {
         path: path.to_path_buf(),
         source,
     };
     let file = File::open(path).map_err(io_err)?;
     let len = file.metadata().map_err(io_err)?.len();
+    Ok((file, len))
+}
+
+/// Reads a `.params` file (verifying key and proving key), a window at a time.
+pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), ParamsError> {
+    let started = Instant::now();
+    let (file, len) = open(path)?;
     let src = Source::File {
         file: &file,
         path,
@@ -89,12 +95,7 @@ pub fn read_params_header(
     opts: &ReadOptions,
 ) -> Result<(Srs, LoadStats), ParamsError> {
     let started = Instant::now();
-    let io_err = |source| ParamsError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = File::open(path).map_err(io_err)?;
-    let len = file.metadata().map_err(io_err)?.len();
+    let (file, len) = open(path)?;
     let src = Source::File {
         file: &file,
         path,
@@ -160,12 +161,7 @@ pub fn read_params_from_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<Srs, P
 /// bytes it needs, so a `.params` file passed by mistake fails fast with
 /// [`ParamsError::TrailingBytes`] instead of being read whole.
 pub fn read_vk(path: &Path) -> Result<VerifyingKey, ParamsError> {
-    let io_err = |source| ParamsError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = File::open(path).map_err(io_err)?;
-    let len = file.metadata().map_err(io_err)?.len();
+    let (file, len) = open(path)?;
     parse_vk(&Source::File {
         file: &file,
         path,
