@@ -21,9 +21,10 @@ setsid nohup $NSYS profile --trace=cuda --sample=none --cpuctxsw=none --delay=${
   $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK > /tmp/daemon-o.log 2>&1 < /dev/null &
 for _ in $(seq 1 90); do grep -q "SRS loaded" /tmp/daemon-o.log 2>/dev/null && break; sleep 1; done
 echo "== loaded at $(( $(date +%s) - T0 )) s"
-$D/cuzk bench batch -k porep -i /tmp/t8/manifest.json -c 16 -j ${J:-320} --verify 2>&1 | grep -E "proofs:|throughput|busy" | head -5
-for _ in $(seq 1 120); do [ -e /tmp/prof.nsys-rep ] && ! pgrep -f "nsys profile" > /dev/null && break; sleep 1; done
-pkill -x cuzk; sleep 2
+$D/cuzk bench batch -k porep -i /tmp/t8/manifest.json -c 16 -j ${J:-320} --verify --deadline 90 2>&1 | grep -E "proofs:|throughput|busy" | head -5
+pkill -x cuzk
+# nsys writes the report once the daemon is gone (or its duration ended).
+for _ in $(seq 1 150); do pgrep -x nsys > /dev/null || break; sleep 1; done
 echo "== report at $(( $(date +%s) - T0 )) s"; ls -la /tmp/prof.* 2>&1
 $NSYS stats --report cuda_gpu_trace --format csv -o /tmp/trace /tmp/prof.nsys-rep > /dev/null 2>&1
 python3 "$(dirname "$0")/gaps.py" /tmp/trace_cuda_gpu_trace.csv
