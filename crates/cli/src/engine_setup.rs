@@ -14,7 +14,10 @@ pub fn backends(gpu: &cuzk_cuda::CudaOptions) -> anyhow::Result<Vec<Arc<dyn Prov
     let mut out: Vec<Arc<dyn ProverBackend>> = Vec::new();
     for d in cuzk_cuda::devices() {
         match cuzk_cuda::CudaProver::with_options(d.ordinal, *gpu) {
-            Ok(p) => out.push(Arc::new(p)),
+            Ok(p) => {
+                tracing::info!(device = d.ordinal, name = %d.name, options = ?gpu, "CUDA prover");
+                out.push(Arc::new(p))
+            }
             Err(e) => tracing::warn!(device = d.ordinal, cause = %e, "GPU unusable; skipping"),
         }
     }

@@ -11,6 +11,8 @@
 #include <vector>
 #include <string>
 #include <stdexcept>
+#include <thread>
+#include <exception>
 
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
@@ -255,6 +257,8 @@ struct cuzk_input_t {
     size_t stream_chunk;       // bases per streamed SRS chunk (a multiple of 1024); 0: resident
     uint32_t deferred;         // a, b, c are null: made on the device from `wit` and matrices
     cuzk_witness_t wit;
+    uint32_t early_ones;       // resident SRS: every query's batch addition up front, on the
+                               // worker's side stream beside the NTTs and the H MSM
 };
 
 // An SRS in host memory, streamed chunk by chunk (see cuzk_worker_compute).
@@ -336,9 +340,19 @@ struct cuzk_query_dev {
     std::vector<uint8_t> has_ones;
 };
 
+// Regions of the batch-addition partial sums: L, A, B in G1, B in G2.
+static const int ONES_REGIONS = 4;
+
 struct cuzk_worker {
     int dev;
     stream_t copy;
+    // Early batch additions (see cuzk_input_t::early_ones): their stream, the event after
+    // their sums' copy to `ones_host` (page-locked, one region per MSM), the region size.
+    stream_t side;
+    cudaEvent_t ones_ev = nullptr;
+    void* ones_host = nullptr;
+    size_t ones_region = 0;
+    bool early_ones = false;
     static const size_t STAGE_BYTES = (size_t)32 << 20;
     void* stage[2] = {nullptr, nullptr};
     cudaEvent_t stage_ev[2] = {nullptr, nullptr};
@@ -370,8 +384,9 @@ struct cuzk_worker {
     fr_t z_inv;
     bool ready = false;
 
-    explicit cuzk_worker(int d) : dev(d), copy(d)
+    explicit cuzk_worker(int d) : dev(d), copy(d), side(d)
     {
+        CUDA_OK(cudaEventCreateWithFlags(&ones_ev, cudaEventDisableTiming));
         for (int i = 0; i < 2; i++) {
             CUDA_OK(cudaHostAlloc(&stage[i], STAGE_BYTES, cudaHostAllocPortable));
             CUDA_OK(cudaEventCreateWithFlags(&stage_ev[i], cudaEventDisableTiming));
@@ -383,6 +398,9 @@ struct cuzk_worker {
     ~cuzk_worker()
     {
         (void)cudaStreamSynchronize(copy);
+        (void)cudaStreamSynchronize(side);
+        if (ones_ev) (void)cudaEventDestroy(ones_ev);
+        if (ones_host) (void)cudaFreeHost(ones_host);
         for (int i = 0; i < 2; i++) {
             if (stage[i]) (void)cudaFreeHost(stage[i]);
             if (stage_ev[i]) (void)cudaEventDestroy(stage_ev[i]);
@@ -468,28 +486,45 @@ static void prepare_query(cuzk_worker& w, cuzk_query_dev& qd, const cuzk_query_t
 }
 
 // Launches batch addition of the bases (`nbases` from `bases`) whose bit is set in `bits`
-// into the worker's partial sums; `accumulate` adds to the sums already there.
+// into `partial` (one sum per warp) on stream `s`; `accumulate` adds to the sums already
+// there. Launches on one device never run at once (the interlock and one stream per holder):
+// they share batch addition's work counter.
+template<class bucket_t_, class affine_t_>
+static void launch_ones_into(const gpu_t& gpu, const stream_t& s, void* partial,
+                             const void* bases, size_t nbases, const uint64_t* bits,
+                             bool accumulate)
+{
+    CUZK_REQUIRE(nbases < ((size_t)1 << 32), "too many bases for batch addition");
+    void (*kernel)(typename bucket_t_::mem_t*, const typename affine_t_::mem_t*, uint32_t,
+                   const uint32_t*, bool, uint32_t) = batch_addition<bucket_t_>;
+    s.launch_coop(kernel, {gpu.sm_count(), BATCH_ADD_BLOCK_SIZE},
+                  reinterpret_cast<typename bucket_t_::mem_t*>(partial),
+                  reinterpret_cast<const typename affine_t_::mem_t*>(bases),
+                  (uint32_t)nbases, reinterpret_cast<const uint32_t*>(bits),
+                  accumulate, (uint32_t)0);
+}
+
+// Batch-addition sums per launch (one per warp).
+static size_t ones_nret(const gpu_t& gpu)
+{
+    return (size_t)gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+}
+
+// launch_ones_into the worker's partial sums on gpu[0].
 template<class bucket_t_, class affine_t_>
 static void launch_ones(const gpu_t& gpu, cuzk_worker& w, const void* bases, size_t nbases,
                         const uint64_t* bits, bool accumulate)
 {
-    CUZK_REQUIRE(nbases < ((size_t)1 << 32), "too many bases for batch addition");
-    const uint32_t nret = gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
-    w.partial.ensure(nret * sizeof(typename bucket_t_::mem_t));
-    void (*kernel)(typename bucket_t_::mem_t*, const typename affine_t_::mem_t*, uint32_t,
-                   const uint32_t*, bool, uint32_t) = batch_addition<bucket_t_>;
-    gpu[0].launch_coop(kernel, {gpu.sm_count(), BATCH_ADD_BLOCK_SIZE},
-                       w.partial.as<typename bucket_t_::mem_t>(),
-                       reinterpret_cast<const typename affine_t_::mem_t*>(bases),
-                       (uint32_t)nbases, reinterpret_cast<const uint32_t*>(bits),
-                       accumulate, (uint32_t)0);
+    w.partial.ensure(ones_nret(gpu) * sizeof(typename bucket_t_::mem_t));
+    launch_ones_into<bucket_t_, affine_t_>(gpu, gpu[0], w.partial.ptr, bases, nbases, bits,
+                                           accumulate);
 }
 
 // The sum of the worker's partial sums (after one or more launch_ones).
 template<class bucket_t_, class point_t_>
 static point_t_ collect_ones(const gpu_t& gpu, cuzk_worker& w)
 {
-    const uint32_t nret = gpu.sm_count() * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    const size_t nret = ones_nret(gpu);
     std::vector<bucket_t_> partial(nret);
     gpu[0].DtoH(&partial[0], w.partial.ptr, nret);
     gpu[0].sync();
@@ -524,14 +559,16 @@ static point_t_ msm_gathered(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_
     return others;
 }
 
-// Σ scalar_i·P_i over one query, bases resident on the device.
+// Σ scalar_i·P_i over one query, bases resident on the device; without `ones`, only the
+// others' part (the ones' sum was made early: see early_ones_t).
 template<class bucket_t_, class point_t_, class affine_t_, class raw_t>
 static void split_msm(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_dev& qd,
-                      const typename affine_t_::mem_t* bases, size_t nbases, point_t_& out)
+                      const typename affine_t_::mem_t* bases, size_t nbases, point_t_& out,
+                      bool ones = true)
 {
     out.inf();
     CUZK_REQUIRE(qd.nbases == nbases, "query does not match the SRS section");
-    if (qd.ones_words) {
+    if (ones && qd.ones_words) {
         launch_ones<bucket_t_, affine_t_>(gpu, w, bases, nbases, (const uint64_t*)qd.bits.ptr,
                                           false);
         out.add(collect_ones<bucket_t_, point_t_>(gpu, w));
@@ -542,6 +579,80 @@ static void split_msm(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_dev& qd
         out.add(msm_gathered<bucket_t_, point_t_, affine_t_>(gpu, w, qd));
     }
 }
+
+// The early batch additions of a resident-SRS proof: every query's "scalar is 1" sum (L, A,
+// B in G1, B in G2) launched on the worker's side stream before the NTTs, each into its own
+// region of the partial sums and copied to the page-locked `ones_host`; a host thread sums
+// the copies once they land. The main stream's kernels run meanwhile, so the sums' device
+// time, their synchronisations and their host additions leave the critical path.
+struct early_ones_t {
+    point_t g1[3];      // L, A, B in G1
+    point2_t g2;        // B in G2
+    std::thread summer;
+    std::exception_ptr err;
+    early_ones_t() { for (auto& p : g1) p.inf(); g2.inf(); }
+    ~early_ones_t() { if (summer.joinable()) summer.join(); }
+
+    void launch(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs)
+    {
+        const size_t nret = ones_nret(gpu);
+        const size_t region = nret * sizeof(bucket2_t::mem_t);   // G2 sums, the larger
+        w.partial.ensure(ONES_REGIONS * region);
+        if (w.ones_region < region) {
+            if (w.ones_host) CUDA_OK(cudaFreeHost(w.ones_host));
+            w.ones_host = nullptr;
+            w.ones_region = 0;
+            CUDA_OK(cudaHostAlloc(&w.ones_host, ONES_REGIONS * region, cudaHostAllocPortable));
+            w.ones_region = region;
+        }
+        const cuzk_query_dev* q[ONES_REGIONS] = {&w.q[0], &w.q[1], &w.q[2], &w.q[2]};
+        const void* bases[ONES_REGIONS] = {srs.l, srs.a, srs.b_g1, srs.b_g2};
+        const size_t n[ONES_REGIONS] = {srs.nl, srs.na, srs.nb1, srs.nb2};
+        for (int r = 0; r < ONES_REGIONS; r++) {
+            CUZK_REQUIRE(q[r]->nbases == n[r], "query does not match the SRS section");
+            if (!q[r]->ones_words) continue;
+            char* d = w.partial.as<char>() + r * region;
+            const uint64_t* bits = q[r]->bits.as<const uint64_t>();
+            size_t bytes;
+            if (r < 3) {
+                launch_ones_into<bucket_t, affine_t>(gpu, w.side, d, bases[r], n[r], bits, false);
+                bytes = nret * sizeof(bucket_t);
+            } else {
+                launch_ones_into<bucket2_t, affine2_t>(gpu, w.side, d, bases[r], n[r], bits, false);
+                bytes = nret * sizeof(bucket2_t);
+            }
+            // (host buckets have the device layout: collect_ones copies them the same way)
+            CUDA_OK(cudaMemcpyAsync(static_cast<char*>(w.ones_host) + r * region, d, bytes,
+                                    cudaMemcpyDeviceToHost, w.side));
+        }
+        CUDA_OK(cudaEventRecord(w.ones_ev, w.side));
+        const bool has[ONES_REGIONS] = {q[0]->ones_words != 0, q[1]->ones_words != 0,
+                                        q[2]->ones_words != 0, q[3]->ones_words != 0};
+        const int dev = w.dev;
+        const cudaEvent_t ev = w.ones_ev;
+        const char* host = static_cast<const char*>(w.ones_host);
+        summer = std::thread([this, dev, ev, host, region, nret, has]() {
+            try {
+                (void)select_gpu(dev);
+                CUDA_OK(cudaEventSynchronize(ev));
+                for (int r = 0; r < 3; r++)
+                    if (has[r])
+                        g1[r] = sum_up(reinterpret_cast<const bucket_t*>(host + r * region), nret);
+                if (has[3])
+                    g2 = sum_up(reinterpret_cast<const bucket2_t*>(host + 3 * region), nret);
+            } catch (...) {
+                err = std::current_exception();
+            }
+        });
+    }
+
+    // Waits for the sums (rethrowing a failure of their thread).
+    void join()
+    {
+        if (summer.joinable()) summer.join();
+        if (err) std::rethrow_exception(err);
+    }
+};
 
 // A section of an SRS in host memory.
 struct host_sec {
@@ -841,6 +952,7 @@ RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
         fr_t* d = w->abc.as<fr_t>();
         int slot = 0;
         w->deferred = in->deferred != 0;
+        w->early_ones = in->early_ones != 0;
         if (w->deferred) {
             // a/b/c are made in compute; stage the witness: inputs into z, the others
             // unless the L query's buffers hold them already
@@ -917,6 +1029,12 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
         CUDA_OK(cudaStreamWaitEvent(gpu[0], w->uploaded, 0));
         gpu[0].sync();
         out->ms_wait_upload = ms_since(t0);
+
+        // Resident SRS: every query's batch addition now, beside the kernels below.
+        early_ones_t early;
+        const bool early_on = srs && w->early_ones;
+        if (early_on)
+            early.launch(gpu, *w, *srs);
 
         // Deferred: a/b/c = A·z, B·z, C·z (then the input rows, then zeros to the domain).
         out->ms_abc = 0;
@@ -1002,37 +1120,45 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
         }
         out->ms_msm_h = ms_since(t0);
 
+        // (the early sums are long done by now: the H MSM took its time)
+        if (early_on)
+            early.join();
+
         point_t p;
         t0 = std::chrono::steady_clock::now();
         if (srs)
-            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p);
+            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p, !early_on);
         else
             split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], sec(host->l, host->nl, 96, 1), p);
+        if (early_on) p.add(early.g1[0]);
         put(out->l, p);
         out->ms_msm_l = ms_since(t0);
 
         t0 = std::chrono::steady_clock::now();
         if (srs)
-            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p);
+            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p, !early_on);
         else
             split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], sec(host->a, host->na, 96, 2), p);
+        if (early_on) p.add(early.g1[1]);
         put(out->a, p);
         out->ms_msm_a = ms_since(t0);
 
         t0 = std::chrono::steady_clock::now();
         if (srs)
-            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p);
+            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p, !early_on);
         else
             split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], sec(host->b_g1, host->nb1, 96, 3), p);
+        if (early_on) p.add(early.g1[2]);
         put(out->b_g1, p);
         out->ms_msm_b_g1 = ms_since(t0);
 
         t0 = std::chrono::steady_clock::now();
         point2_t p2;
         if (srs)
-            split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2);
+            split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2, !early_on);
         else
             split_msm_streamed<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], sec(host->b_g2, host->nb2, 192, 4), p2);
+        if (early_on) p2.add(early.g2);
         put(out->b_g2, p2);
         out->ms_msm_b_g2 = ms_since(t0);
     CUZK_CATCH

@@ -21,6 +21,9 @@ pub(crate) struct DeviceState {
     default_budget: u64,
     /// Held for the GPU-exclusive phase (NTTs and MSMs, streamed SRS chunks included): they
     /// run on sppark's per-device streams and scratch, which two workers must not use at once.
+    /// (sppark 0.1.16's `accumulate` and batch-addition kernels take their work from global
+    /// device counters, one per template instance and stream id, so two MSMs running at once
+    /// would take each other's work: two workers' kernels cannot simply overlap.)
     /// Uploads and host work happen outside it, so a second worker overlaps them with the
     /// first one's kernels. Also held while an SRS is uploaded to stay resident.
     pub(crate) gpu_lock: Mutex<()>,

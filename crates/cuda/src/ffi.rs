@@ -90,6 +90,9 @@ pub(crate) struct CInput {
     /// Non-zero: `a`, `b`, `c` are null and made on the device from `wit` and the matrices.
     pub deferred: u32,
     pub wit: CWitness,
+    /// Non-zero (resident SRS only): every query's batch addition runs up front on the
+    /// worker's side stream, beside the NTTs and the H MSM.
+    pub early_ones: u32,
 }
 
 /// An SRS in host memory for the streamed tier: each section's pointer and length, and a

@@ -152,6 +152,8 @@ struct SrsSource {
     need: Sizes,
     /// The resident copy the worker lease must not evict to make room.
     keep_srs: Option<u64>,
+    /// [`CudaOptions::early_batch_additions`].
+    early_ones: bool,
 }
 
 /// Phase 5: the interlocked kernels' results, how long the interlock took to get and how long
@@ -283,6 +285,7 @@ impl CudaProver {
             chunk,
             need,
             keep_srs,
+            early_ones: options.early_batch_additions,
         })
     }
 

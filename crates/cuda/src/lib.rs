@@ -5,7 +5,9 @@
 //!   stream (outside the device interlock), then — holding the interlock — computes H with
 //!   NTTs and every MSM (H, L, A, B in G1 and B in G2) against a device-resident SRS.
 //!   Safe to share between threads: two workers per device overlap one's upload with the
-//!   other's kernels. VRAM is a per-device budget with reservations (SRS copies, worker
+//!   other's kernels. Inside the interlock, with the SRS resident, every query's "scalar is
+//!   1" batch addition runs first on the worker's side stream beside the NTTs and the H MSM,
+//!   its sums added on a host thread meanwhile ([`CudaOptions::early_batch_additions`]). VRAM is a per-device budget with reservations (SRS copies, worker
 //!   contexts); an SRS that does not fit is streamed from page-locked host memory per proof
 //!   (see [`CudaOptions`]). Its files, bottom up: `ffi` (the C ABI of `cuda/cuzk.cu`),
 //!   `sizes` (the sizing model of the device allocations), `pins` (page-locking a streamed
@@ -126,7 +128,9 @@ pub struct PhaseTimings {
     pub ntt_h_ms: f64,
     /// Dense MSM over the H bases.
     pub msm_h_ms: f64,
-    /// Split MSM over the L bases.
+    /// Split MSM over the L bases (with the SRS resident and
+    /// [`CudaOptions::early_batch_additions`], its batch addition ran beside the NTTs and
+    /// the H MSM, so only the rest is timed here; likewise for A and B).
     pub msm_l_ms: f64,
     /// Split MSM over the A bases.
     pub msm_a_ms: f64,

@@ -33,6 +33,12 @@ pub struct CudaOptions {
     /// pinned staging buffers instead (no SRS memory pinned; slower). Registration that the
     /// driver refuses falls back to staging copies as well.
     pub page_lock_host: bool,
+    /// With the SRS resident: run every query's "scalar is 1" batch addition (L, A, B in G1
+    /// and G2) up front on the worker's side stream, beside the NTTs and the H MSM, and sum
+    /// the results on a host thread meanwhile (the default). `false`: each right before its
+    /// query's Pippenger, with a synchronisation and a host sum each on the GPU's critical
+    /// path (the reference for benchmarks). The proof is the same either way.
+    pub early_batch_additions: bool,
 }
 
 impl Default for CudaOptions {
@@ -42,6 +48,7 @@ impl Default for CudaOptions {
             stream_chunk_bases: DEFAULT_STREAM_CHUNK_BASES,
             force_streaming: false,
             page_lock_host: true,
+            early_batch_additions: true,
         }
     }
 }
@@ -68,6 +75,7 @@ struct RawGpu {
     stream_chunk_bases: Option<usize>,
     force_streaming: Option<bool>,
     page_lock_host: Option<bool>,
+    early_batch_additions: Option<bool>,
 }
 
 impl CudaOptions {
@@ -79,6 +87,7 @@ impl CudaOptions {
     /// stream_chunk_bases = 2097152 # at least 1024
     /// force_streaming = false
     /// page_lock_host = true
+    /// early_batch_additions = true
     /// ```
     ///
     /// `parse_size` reads `vram_budget` (a string such as `"24GiB"`) into bytes: the config
@@ -103,6 +112,9 @@ impl CudaOptions {
         }
         if let Some(p) = raw.page_lock_host {
             o.page_lock_host = p;
+        }
+        if let Some(e) = raw.early_batch_additions {
+            o.early_batch_additions = e;
         }
         Ok(o)
     }
@@ -132,6 +144,12 @@ mod tests {
         assert_eq!(g.stream_chunk_bases, 1 << 23);
         assert!(g.force_streaming && g.page_lock_host);
         assert!(!parse("page_lock_host = false").unwrap().page_lock_host);
+        assert!(g.early_batch_additions);
+        assert!(
+            !parse("early_batch_additions = false")
+                .unwrap()
+                .early_batch_additions
+        );
         assert!(matches!(
             parse("stream_chunk_bases = 10"),
             Err(CudaOptionsError::StreamChunkTooSmall(10))

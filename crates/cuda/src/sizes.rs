@@ -91,7 +91,9 @@ fn sizes_for(n: usize, q: [QueryNeed; 3], stream_chunk: Option<usize>) -> Sizes 
     s.0[Sizes::GATHERED] = r4k((96 * l.others as u64)
         .max(96 * a.others as u64)
         .max(192 * b.others as u64));
-    s.0[Sizes::PARTIAL] = 1 << 20;
+    // Batch-addition sums: four regions (L, A, B in G1, B in G2, for the early batch
+    // additions) of one G2 bucket (384 bytes) per warp, up to 256 SMs × 8 warps.
+    s.0[Sizes::PARTIAL] = 4 << 20;
     s.0[Sizes::CHUNKS] = stream_chunk.map_or(0, |c| 2 * r4k(192 * c as u64));
     let h_points = match stream_chunk {
         Some(c) => c.min(n - 1),

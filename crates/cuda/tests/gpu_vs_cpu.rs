@@ -1,7 +1,7 @@
 //! The CUDA backend against the CPU backend: same circuit, same r and s → same proof bytes,
-//! and the proofs verify, with the SRS resident in VRAM or streamed from host memory; two
-//! workers sharing one device (also under a VRAM budget that fits only one of them);
-//! `start_reusing`; errors instead of panics.
+//! and the proofs verify, with the SRS resident in VRAM (the batch additions early or late)
+//! or streamed from host memory; two workers sharing one device (also under a VRAM budget
+//! that fits only one of them); `start_reusing`; errors instead of panics.
 //! Needs a CUDA device (skips with a message where there is none).
 //!
 //! The tests share device 0's state (options, budget, idle contexts), so they run one at a
@@ -68,7 +68,9 @@ fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, see
 #[test]
 fn gpu_proof_bytes_equal_cpu_and_verify() {
     let _s = serial();
-    let Some(gpu) = gpu() else { return };
+    if !has_device() {
+        return;
+    }
     let sizes = log_sizes(&[10, 14, 18, 20]);
     // (A density, B density, fraction of 0/1 aux)
     let shapes = [
@@ -85,14 +87,23 @@ fn gpu_proof_bytes_equal_cpu_and_verify() {
             let t = std::time::Instant::now();
             let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
             eprintln!("2^{log_n} {sp:?}: setup {:.1} s", t.elapsed().as_secs_f64());
-            let t = std::time::Instant::now();
-            let streamed = check_equal_and_verify(&srs, &sp, &gpu, 7 + j as u64);
-            assert!(!streamed, "the default budget should hold a 2^{log_n} SRS");
-            eprintln!(
-                "2^{log_n}: cpu+gpu+verify {:.1} s",
-                t.elapsed().as_secs_f64()
-            );
-            gpu.evict(srs.id());
+            // The early batch additions (the default) and the late ones (the reference),
+            // the latter at the small sizes only.
+            let modes: &[bool] = if log_n >= 18 { &[true] } else { &[true, false] };
+            for &early in modes {
+                let gpu = gpu_with(CudaOptions {
+                    early_batch_additions: early,
+                    ..CudaOptions::default()
+                });
+                let t = std::time::Instant::now();
+                let streamed = check_equal_and_verify(&srs, &sp, &gpu, 7 + j as u64);
+                assert!(!streamed, "the default budget should hold a 2^{log_n} SRS");
+                eprintln!(
+                    "2^{log_n}, early batch additions {early}: cpu+gpu+verify {:.1} s",
+                    t.elapsed().as_secs_f64()
+                );
+                gpu.evict(srs.id());
+            }
         }
     }
 }

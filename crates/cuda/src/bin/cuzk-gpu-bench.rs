@@ -8,14 +8,16 @@
 //! cuzk-gpu-bench bench --log-n 20,22,24,26 [--runs 3] [--pipeline 6] [--devices 0,1] [--workers 2,3]
 //!                      [--supraseal-times 24:3.1,26:9.8]   # medians from supraseal-bench
 //!                      [--tiers resident,streamed] [--stream] [--vram-budget GIB] [--chunk BASES]
-//!                      [--no-page-lock]
+//!                      [--no-page-lock] [--late-batch-additions]
 //! ```
 //!
 //! SRS tiers: `resident` keeps the bases in VRAM; `streamed` (or `--stream`, short for
 //! `--tiers streamed`) streams them from page-locked host memory per proof. Both tiers run on
 //! the same parameters and partitions, one after the other. `--vram-budget` sets the device
 //! budget (GiB; an SRS that does not fit streams), `--chunk` the bases per streamed chunk,
-//! `--no-page-lock` streams through pinned staging copies instead of page-locking the SRS.
+//! `--no-page-lock` streams through pinned staging copies instead of page-locking the SRS,
+//! `--late-batch-additions` runs each query's batch addition right before its Pippenger
+//! (`CudaOptions::early_batch_additions` off: the reference).
 //!
 //! ```text
 //! cuzk-gpu-bench gen-params --log-n 24 --out FILE   # TIMING-ONLY parameters
@@ -268,6 +270,9 @@ fn bench(args: &[String]) -> Result<(), String> {
                             stream_chunk_bases: chunk,
                             force_streaming: streamed,
                             page_lock_host: !args.iter().any(|a| a == "--no-page-lock"),
+                            early_batch_additions: !args
+                                .iter()
+                                .any(|a| a == "--late-batch-additions"),
                         },
                     )
                 })
