@@ -6,7 +6,7 @@ save() { cp -f /tmp/daemon.log $OUT/daemon.log 2>/dev/null; cp -f /tmp/*.svg $OU
 vmhwm() { local p; p=$(pgrep -x cuzk | head -1); [ -n "$p" ] && grep -E "VmHWM|VmRSS" /proc/$p/status | tr '\n' ' '; echo; }
 gpu_sample() { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 > /tmp/smi-$1.csv 2>/dev/null & echo $! > /tmp/smi.pid; }
 gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>/dev/null; true; }
-smi_summary() { awk -F', ' '{u=$2+0; n++; s+=u; if(u==0)z++} END {if(n) printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%\n", FILENAME, n, s/n, z}' "$1"; }
+smi_summary() { awk -F', ' '{u[++n]=$2+0; s+=$2+0; if($2+0==0)z++} END {if(!n) exit; a=int(n/10)+1; b=n-int(n/10); for(i=a;i<=b;i++){m+=u[i]; k++} printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%; middle 80%%: %.1f%% (%d samples)\n", FILENAME, n, s/n, z, m/k, k}' "$1"; }
 # start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
 # preloaded, TIMING-ONLY allowed, the memory budget $BUDGET and `[pipeline]
 # synthesis_concurrency` $SYNTH when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its
