@@ -7,13 +7,14 @@
 //!   Safe to share between threads: two workers per device overlap one's upload with the
 //!   other's kernels. Inside the interlock, with the SRS resident, every query's "scalar is
 //!   1" batch addition runs first on the worker's side stream beside the NTTs and the H MSM,
-//!   its sums added on a host thread meanwhile ([`CudaOptions::early_batch_additions`]). VRAM is a per-device budget with reservations (SRS copies, worker
-//!   contexts); an SRS that does not fit is streamed from page-locked host memory per proof
-//!   (see [`CudaOptions`]). Its files, bottom up: `ffi` (the C ABI of `cuda/cuzk.cu`),
-//!   `sizes` (the sizing model of the device allocations), `pins` (page-locking a streamed
-//!   SRS), `points` (device results as blstrs points), `vram` (the per-device VRAM ledger and
-//!   reservations), `device` (the device registry and queries), `gpu` (the prover: `start` in
-//!   named phases; `finish` is [`cuzk_groth16::prover::finish`]). Without the feature,
+//!   its sums added on a host thread meanwhile ([`CudaOptions::early_batch_additions`]).
+//!   VRAM is a per-device budget with reservations (SRS copies, worker contexts); an SRS
+//!   that does not fit is streamed from page-locked host memory per proof (see
+//!   [`CudaOptions`]). Its files, bottom up: `ffi` (the C ABI of `cuda/cuzk.cu`), `sizes`
+//!   (the sizing model of the device allocations), `pins` (page-locking a streamed SRS),
+//!   `points` (device results as blstrs points), `vram` (the per-device VRAM ledger and
+//!   reservations), `device` (the device registry and queries), `gpu` (the prover: `start`
+//!   in named phases; `finish` is [`cuzk_groth16::prover::finish`]). Without the feature,
 //!   `disabled` has the same API, failing with a typed error.
 //! - [`CudaOptions`]: the per-device settings, read from a `[gpu]` table by
 //!   [`CudaOptions::from_toml`].
