@@ -10,7 +10,7 @@
 //! Tiers: *hot* entries are loaded in memory, ready for a backend; *warm* entries were loaded
 //! before and evicted (their file is likely still in the page cache, which the kernel may
 //! reclaim, so it is not reserved); *cold* entries are known ids never loaded.
-use crate::budget::{Category, MemoryBudget, Pressure, Reservation};
+use crate::budget::{MemoryBudget, Pressure, Reservation};
 use crate::cpu::CpuPools;
 use crate::error::EngineError;
 use crate::planner::Planner;
@@ -118,16 +118,6 @@ impl LoadedSrs {
     pub fn pvk(&self) -> &PreparedVk {
         self.pvk.get_or_init(|| PreparedVk::new(self.srs.vk()))
     }
-}
-
-/// How a load left the SRS's points.
-enum Loaded {
-    /// Read into host memory (the planner's `load_srs`).
-    Host(Srs),
-    /// Streamed into every backend's own memory from the file; the host holds none.
-    Resident(Srs),
-    /// Still in the file only: not every backend could hold them.
-    InFile(Srs),
 }
 
 struct Entry {
@@ -348,242 +338,7 @@ impl SrsCache {
                 load_time: Duration::ZERO,
             });
         }
-        let t0 = Instant::now();
-        // Beside devices, an SRS in a file streams into them: only its header is read here.
-        let header = self.load_header(circuit_id).await?;
-        let timing_only = match &header {
-            Some(h) => self.check_timing_only(circuit_id, h)?,
-            None => false,
-        };
-        let file_bytes = self.inner.planner.srs_size_hint(circuit_id)?;
-        // Streamed: one window at a time; read whole: the file.
-        let loading = match &header {
-            Some(h) => h.stream_host_bytes(&crate::params::read_options()),
-            None => file_bytes,
-        };
-        let size = loading + self.inner.planner.prepare_size_hint(circuit_id);
-        let mut reservation = self.acquire_for(circuit_id, size, priority).await?;
-        let planner = self.inner.planner.clone();
-        let cpu = self.inner.cpu.clone();
-        let stream_resident = self.inner.stream_resident.get().cloned();
-        let id = circuit_id.to_string();
-        let (loaded, prepared) = tokio::task::spawn_blocking(move || {
-            // Preparing (e.g. compiling the circuit, single-threaded) overlaps the load.
-            let (loaded, prepared) = std::thread::scope(|s| {
-                let prep = s.spawn(|| planner.prepare(&id));
-                let loaded = cpu.run(priority, || match (header, stream_resident) {
-                    (Some(srs), Some(stream)) => Ok(match stream(&id, &srs)? {
-                        true => Loaded::Resident(srs),
-                        false => Loaded::InFile(srs),
-                    }),
-                    (Some(srs), None) => Ok(Loaded::InFile(srs)),
-                    (None, _) => planner.load_srs(&id).map(Loaded::Host),
-                });
-                (loaded, prep.join())
-            });
-            let prepared = match prepared {
-                Ok(Ok(p)) => p,
-                Ok(Err(e)) => {
-                    tracing::warn!(circuit = %id, cause = %e, "preparing the circuit failed; synthesizing without");
-                    None
-                }
-                Err(_) => {
-                    tracing::warn!(circuit = %id, "preparing the circuit panicked; synthesizing without");
-                    None
-                }
-            };
-            Ok::<_, EngineError>((loaded?, prepared))
-        })
-        .await
-        .map_err(|e| EngineError::Internal(format!("SRS load task: {e}")))??;
-        let (srs, timing_only, host_released_bytes) = match loaded {
-            Loaded::Resident(srs) => {
-                let bytes = srs.points_bytes();
-                (srs, timing_only, bytes)
-            }
-            Loaded::InFile(srs) => {
-                // Not every backend holds it: its points come into host memory after all,
-                // under a reservation of the file's size (as a load read whole takes).
-                let more = file_bytes.saturating_sub(loading);
-                let extra = self.acquire_for(circuit_id, more, priority).await;
-                let extra = match extra {
-                    Ok(r) => r,
-                    Err(e) => {
-                        crate::reaper::free((srs, prepared, reservation));
-                        return Err(e);
-                    }
-                };
-                if let Err(extra) = reservation.merge(extra) {
-                    crate::reaper::free((srs, prepared, reservation, extra));
-                    return Err(EngineError::Internal("SRS reservation merge".into()));
-                }
-                let id = circuit_id.to_string();
-                let read = tokio::task::spawn_blocking(move || {
-                    let mut srs = srs;
-                    crate::params::load_host_points(&id, &mut srs).map(|_| srs)
-                })
-                .await
-                .map_err(|e| EngineError::Internal(format!("SRS read task: {e}")))?;
-                match read {
-                    Ok(srs) => (srs, timing_only, 0),
-                    Err(e) => {
-                        crate::reaper::free((prepared, reservation));
-                        return Err(e);
-                    }
-                }
-            }
-            Loaded::Host(srs) => {
-                let timing_only = match self.check_timing_only(circuit_id, &srs) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        // Freed off the runtime like any other SRS.
-                        crate::reaper::free((srs, prepared, reservation));
-                        return Err(e);
-                    }
-                };
-                let (srs, released) = self.release_host_copy(circuit_id, srs).await?;
-                (srs, timing_only, released)
-            }
-        };
-        let (srs, prepared) = if host_released_bytes > 0 {
-            self.release_host_matrices(circuit_id, srs, prepared)
-                .await?
-        } else {
-            (srs, prepared)
-        };
-        // Account what is really held; a file larger than its points only shrinks it.
-        let actual = srs.size_bytes() + prepared.as_ref().map_or(0, |p| p.bytes);
-        if actual < reservation.bytes() {
-            reservation.shrink_to(actual);
-        } else {
-            reservation.grow_unchecked(actual - reservation.bytes());
-        }
-        let load_time = t0.elapsed();
-        tracing::info!(circuit = %circuit_id, bytes = actual, ms = load_time.as_millis() as u64, "SRS loaded");
-        let loaded = Arc::new(LoadedSrs {
-            circuit_id: circuit_id.to_string(),
-            srs,
-            timing_only,
-            host_released_bytes,
-            pvk: OnceLock::new(),
-            prepared: prepared.map(|p| p.data),
-        });
-        {
-            let mut st = self.inner.state.lock();
-            st.known.remove(circuit_id);
-            st.hot.insert(
-                circuit_id.to_string(),
-                Entry {
-                    loaded: loaded.clone(),
-                    reservation,
-                    refs: 1,
-                    last_used: Instant::now(),
-                    evict_when_idle: false,
-                },
-            );
-        }
-        Ok(Acquired {
-            handle: SrsHandle {
-                loaded,
-                cache: self.clone(),
-            },
-            was_loaded: false,
-            load_time,
-        })
-    }
-
-    /// The SRS's header alone (its points left in the file), when it is to stream into the
-    /// devices: every backend has memory of its own, streaming is set, and the planner has
-    /// a file to stream from.
-    async fn load_header(&self, circuit_id: &str) -> Result<Option<Srs>, EngineError> {
-        if !self.inner.expect_release || self.inner.stream_resident.get().is_none() {
-            return Ok(None);
-        }
-        let planner = self.inner.planner.clone();
-        let id = circuit_id.to_string();
-        tokio::task::spawn_blocking(move || planner.load_srs_header(&id))
-            .await
-            .map_err(|e| EngineError::Internal(format!("SRS header task: {e}")))?
-    }
-
-    /// Whether `srs` holds TIMING-ONLY parameters, an error when they are not allowed.
-    fn check_timing_only(&self, circuit_id: &str, srs: &Srs) -> Result<bool, EngineError> {
-        if !srs.vk().is_timing_only() {
-            return Ok(false);
-        }
-        if !self.inner.allow_timing_only {
-            return Err(EngineError::Srs {
-                circuit_id: circuit_id.to_string(),
-                message: "the parameter file holds TIMING-ONLY parameters (gamma = delta = \
-                          the G2 generator): proofs made with them DO NOT VERIFY; the \
-                          daemon refuses them unless [allow] timing_only = true"
-                    .into(),
-            });
-        }
-        tracing::warn!(
-            circuit = %circuit_id,
-            "TIMING-ONLY parameters loaded ([allow] timing_only): proofs made with them DO NOT VERIFY; self-verification is off for them"
-        );
-        Ok(true)
-    }
-
-    /// A reservation of `bytes` for loading the SRS `circuit_id`, waiting at `priority`.
-    async fn acquire_for(
-        &self,
-        circuit_id: &str,
-        bytes: u64,
-        priority: Priority,
-    ) -> Result<Reservation, EngineError> {
-        self.inner
-            .budget
-            .acquire(bytes, Category::Srs, priority)
-            .await
-            .map_err(|e| match e {
-                crate::error::BudgetError::TooLarge { needed, budget } => EngineError::TooLarge {
-                    what: format!("SRS {circuit_id}"),
-                    needed,
-                    budget,
-                },
-                other => EngineError::Srs {
-                    circuit_id: circuit_id.to_string(),
-                    message: other.to_string(),
-                },
-            })
-    }
-
-    /// Has the backends make `srs` resident and, when all of them did, releases its host
-    /// points (on the blocking pool: the upload takes seconds at real size). Returns the SRS
-    /// and the bytes released.
-    async fn release_host_copy(
-        &self,
-        circuit_id: &str,
-        srs: Srs,
-    ) -> Result<(Srs, u64), EngineError> {
-        let Some(make_resident) = self.inner.make_resident.clone() else {
-            return Ok((srs, 0));
-        };
-        if !srs.can_release_host_points() {
-            return Ok((srs, 0));
-        }
-        let id = circuit_id.to_string();
-        tokio::task::spawn_blocking(move || {
-            let mut srs = srs;
-            let t0 = Instant::now();
-            if !make_resident(&srs) {
-                tracing::info!(circuit = %id, "SRS host copy kept: not every backend holds it in its own memory");
-                return (srs, 0);
-            }
-            let freed = srs.release_host_points();
-            tracing::info!(
-                circuit = %id,
-                bytes = freed,
-                ms = t0.elapsed().as_millis() as u64,
-                "SRS resident on every device; host copy released (points needed later are read from the file)"
-            );
-            (srs, freed)
-        })
-        .await
-        .map_err(|e| EngineError::Internal(format!("SRS residency task: {e}")))
+        self.load(circuit_id, priority).await
     }
 
     fn release(&self, circuit_id: &str) {
@@ -776,6 +531,7 @@ impl Drop for LoadLockEntry<'_> {
     }
 }
 
+mod load;
 mod residency;
 mod stream;
 pub(crate) use stream::stream_to_backends;

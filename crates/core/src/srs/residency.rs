@@ -1,5 +1,6 @@
-//! Dropping a loaded SRS's compiled matrices from host memory once every backend holds them
-//! (after its points went the same way): the backends then make a/b/c on their devices.
+//! Dropping a loaded SRS's host copies once every backend holds its own: first its points
+//! (read whole, then made resident by the backends), then its compiled matrices, with which
+//! the backends make a/b/c on their devices.
 use super::{MakeMatricesResident, SrsCache};
 use crate::error::EngineError;
 use crate::planner::Prepared;
@@ -56,5 +57,40 @@ impl SrsCache {
         })
         .await
         .map_err(|e| EngineError::Internal(format!("matrices residency task: {e}")))
+    }
+
+    /// Has the backends make `srs` resident and, when all of them did, releases its host
+    /// points (on the blocking pool: the upload takes seconds at real size). Returns the SRS
+    /// and the bytes released.
+    pub(super) async fn release_host_copy(
+        &self,
+        circuit_id: &str,
+        srs: Srs,
+    ) -> Result<(Srs, u64), EngineError> {
+        let Some(make_resident) = self.inner.make_resident.clone() else {
+            return Ok((srs, 0));
+        };
+        if !srs.can_release_host_points() {
+            return Ok((srs, 0));
+        }
+        let id = circuit_id.to_string();
+        tokio::task::spawn_blocking(move || {
+            let mut srs = srs;
+            let t0 = Instant::now();
+            if !make_resident(&srs) {
+                tracing::info!(circuit = %id, "SRS host copy kept: not every backend holds it in its own memory");
+                return (srs, 0);
+            }
+            let freed = srs.release_host_points();
+            tracing::info!(
+                circuit = %id,
+                bytes = freed,
+                ms = t0.elapsed().as_millis() as u64,
+                "SRS resident on every device; host copy released (points needed later are read from the file)"
+            );
+            (srs, freed)
+        })
+        .await
+        .map_err(|e| EngineError::Internal(format!("SRS residency task: {e}")))
     }
 }
