@@ -7,6 +7,18 @@ vmhwm() { local p; p=$(pgrep -x cuzk | head -1); [ -n "$p" ] && grep -E "VmHWM|V
 gpu_sample() { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 > /tmp/smi-$1.csv 2>/dev/null & echo $! > /tmp/smi.pid; }
 gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>/dev/null; true; }
 smi_summary() { awk -F', ' '{u[++n]=$2+0; s+=$2+0; if($2+0==0)z++} END {if(!n) exit; a=int(n/10)+1; b=n-int(n/10); for(i=a;i<=b;i++){m+=u[i]; k++} printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%; middle 80%%: %.1f%% (%d samples)\n", FILENAME, n, s/n, z, m/k, k}' "$1"; }
+# sampled_batch TAG C J DEADLINE [EXTRA]: PoRep C2 at c=C j=J on the 32 GiB requests in
+# /tmp/t32 until DEADLINE s, nvidia-smi sampled, and every 10 s the daemon's VmHWM/VmRSS, the
+# output of the command EXTRA, and `cuzk status`'s memory lines into /tmp/bench-TAG-status.log.
+sampled_batch() {
+  local tag=$1 c=$2 j=$3 left=$4 extra=${5:-true} sp
+  gpu_sample $tag
+  ( while sleep 10; do echo "-- at $(( $(date +%s) - T0 )) s: $(vmhwm) $(eval "$extra")"; $D/cuzk status 2>&1 | grep -E "memory:|per partition|partitions:"; done ) > /tmp/bench-$tag-status.log 2>&1 &
+  sp=$!
+  $D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c $c -j $j --timeline /tmp/$tag.svg --deadline $left 2>&1 | tee /tmp/bench-$tag.log | tail -22
+  kill $sp 2>/dev/null
+  gpu_stop; smi_summary /tmp/smi-$tag.csv
+}
 # start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
 # preloaded, TIMING-ONLY allowed, the memory budget $BUDGET and `[pipeline]
 # synthesis_concurrency` $SYNTH when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its

@@ -33,12 +33,7 @@ run)
   $D/cuzk status 2>&1 | grep -E "memory|reserved|porep-32g"; vmhwm
   LEFT=$(( ${DEADLINE:-585} - ( $(date +%s) - T0 ) ))
   echo "== c=${C:-2} j=${J:-4}, deadline $LEFT s ($(( $(date +%s) - T0 )) s in)"
-  gpu_sample m
-  ( while sleep 10; do echo "-- at $(( $(date +%s) - T0 )) s: $(vmhwm)"; $D/cuzk status 2>&1 | grep -E "memory:|per partition|partitions:"; done ) > /tmp/bench-m-status.log 2>&1 &
-  SP=$!
-  $D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c ${C:-2} -j ${J:-4} --timeline /tmp/m.svg --deadline $LEFT 2>&1 | tee /tmp/bench-m.log | tail -22
-  kill $SP 2>/dev/null
-  gpu_stop; smi_summary /tmp/smi-m.csv
+  sampled_batch m ${C:-2} ${J:-4} $LEFT
   cat /tmp/bench-m-status.log
   grep -cE "working set above its estimate" /tmp/daemon.log
   $D/cuzk status 2>&1 | head -30; vmhwm

@@ -39,12 +39,7 @@ run)
   vmhwm
   LEFT=$(( ${DEADLINE:-570} - ( $(date +%s) - T0 ) ))
   echo "== c=${C:-2} j=${J:-4}, deadline $LEFT s ($(( $(date +%s) - T0 )) s in)"
-  gpu_sample n
-  ( while sleep 10; do echo "-- at $(( $(date +%s) - T0 )) s: $(vmhwm) cg $(cat $CG/memory.current)"; $D/cuzk status 2>&1 | grep -E "memory:|per partition|partitions:"; done ) > /tmp/bench-n-status.log 2>&1 &
-  SP=$!
-  $D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c ${C:-2} -j ${J:-4} --timeline /tmp/n.svg --deadline $LEFT 2>&1 | tee /tmp/bench-n.log | tail -22
-  kill $SP 2>/dev/null
-  gpu_stop; smi_summary /tmp/smi-n.csv
+  sampled_batch n ${C:-2} ${J:-4} $LEFT "echo cg \$(cat $CG/memory.current)"
   tail -20 /tmp/bench-n-status.log
   $D/cuzk status 2>&1 | head -30; vmhwm
   echo "cgroup memory.peak $(cat $CG/memory.peak) events: $(cat $CG/memory.events | tr '\n' ' ')"

@@ -90,8 +90,8 @@ pub(crate) struct CInput {
     /// Non-zero: `a`, `b`, `c` are null and made on the device from `wit` and the matrices.
     pub deferred: u32,
     pub wit: CWitness,
-    /// Non-zero (resident SRS only): every query's batch addition runs up front on the
-    /// worker's side stream, beside the NTTs and the H MSM.
+    /// Non-zero: with a resident SRS, every query's batch addition runs up front on the
+    /// worker's side stream, beside the NTTs and the H MSM (ignored when the SRS streams).
     pub early_ones: u32,
 }
 

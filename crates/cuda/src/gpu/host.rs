@@ -167,7 +167,7 @@ pub(super) fn upload(
         stream_chunk: if src.host.is_some() { src.chunk } else { 0 },
         deferred: deferred as u32,
         wit,
-        early_ones: (src.host.is_none() && src.early_ones) as u32,
+        early_ones: src.early_ones as u32,
     };
     // SAFETY: `input` points into `circuit` and `plan`, alive and unmoved across the call;
     // lengths were checked (abc_len ≤ 2^lg, bitmaps cover nbases bits, idx < nbases and

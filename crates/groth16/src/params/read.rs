@@ -225,6 +225,28 @@ pub(super) struct Sections {
     pub(super) b_g2: Vec<G2Affine>,
 }
 
+/// The `count` points of `section` starting at byte `first` (after its 4-byte count), read a
+/// window at a time and decoded in parallel; an allocation that fails is a bad count.
+fn read_section<P: WirePoint>(
+    src: &Source<'_>,
+    section: &'static str,
+    first: u64,
+    count: usize,
+    opts: &ReadOptions,
+) -> Result<Vec<P>, ParamsError> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(count)
+        .map_err(|_| ParamsError::BadCount {
+            section,
+            offset: first.saturating_sub(4),
+            count: count as u64,
+        })?;
+    read_points::<P, ParamsError>(src, section, first, count, opts, &mut out, true, |_, _| {
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// Reads every point of the sections `counts` describes from `origin`'s file, a window at a
 /// time, decoded and checked as [`read_params`] does.
 pub(super) fn read_sections(
@@ -232,33 +254,14 @@ pub(super) fn read_sections(
     counts: &SrsCounts,
     opts: &ReadOptions,
 ) -> Result<Sections, ParamsError> {
-    fn one<P: WirePoint>(
-        src: &Source<'_>,
-        section: &'static str,
-        first: u64,
-        count: usize,
-        opts: &ReadOptions,
-    ) -> Result<Vec<P>, ParamsError> {
-        let mut out = Vec::new();
-        out.try_reserve_exact(count)
-            .map_err(|_| ParamsError::BadCount {
-                section,
-                offset: first.saturating_sub(4),
-                count: count as u64,
-            })?;
-        read_points::<P, ParamsError>(src, section, first, count, opts, &mut out, true, |_, _| {
-            Ok(())
-        })?;
-        Ok(out)
-    }
     let src = origin_source(origin)?;
     let o = &origin.offsets;
     Ok(Sections {
-        h: one(&src, "h", o[0], counts.h, opts)?,
-        l: one(&src, "l", o[1], counts.l, opts)?,
-        a: one(&src, "a", o[2], counts.a, opts)?,
-        b_g1: one(&src, "b_g1", o[3], counts.b_g1, opts)?,
-        b_g2: one(&src, "b_g2", o[4], counts.b_g2, opts)?,
+        h: read_section(&src, "h", o[0], counts.h, opts)?,
+        l: read_section(&src, "l", o[1], counts.l, opts)?,
+        a: read_section(&src, "a", o[2], counts.a, opts)?,
+        b_g1: read_section(&src, "b_g1", o[3], counts.b_g1, opts)?,
+        b_g2: read_section(&src, "b_g2", o[4], counts.b_g2, opts)?,
     })
 }
 
@@ -576,25 +579,8 @@ impl Cursor<'_, '_> {
         section: &'static str,
         opts: &ReadOptions,
     ) -> Result<Vec<P>, ParamsError> {
-        let count_offset = self.pos;
         let (count, first) = self.section_count::<P>(section)?;
-        let mut out: Vec<P> = Vec::new();
-        out.try_reserve_exact(count)
-            .map_err(|_| ParamsError::BadCount {
-                section,
-                offset: count_offset,
-                count: count as u64,
-            })?;
-        read_points::<P, ParamsError>(
-            self.src,
-            section,
-            first,
-            count,
-            opts,
-            &mut out,
-            true,
-            |_, _| Ok(()),
-        )?;
+        let out = read_section(self.src, section, first, count, opts)?;
         self.pos = first + (count * P::SIZE) as u64;
         Ok(out)
     }
