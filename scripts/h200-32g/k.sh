@@ -4,7 +4,8 @@
 # with porep-8m preloaded and `[srs] device_abc` on (a/b/c made on the GPU from the compiled
 # matrices in VRAM) or off (made on the host and uploaded), each running PoRep C2 at c=16
 # j=$J (32) with every proof verified by the client (filecoin-proofs), nvidia-smi sampled.
-# EARLY (e.g. "false true") repeats each mode with `[gpu] early_batch_additions` set so.
+# EARLY (e.g. "false true") repeats each mode with `[gpu] early_batch_additions` set so, and
+# QUEUED (e.g. "false true") within that with `[gpu] queued_msm` set so.
 # Real circuits, real (insecure test) parameters: the proofs verify.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -17,15 +18,21 @@ fi
 export FIL_PROOFS_PARAMETER_CACHE=/tmp/t8
 for mode in ${MODES:-device host}; do
  for early in ${EARLY:-default}; do
+ for queued in ${QUEUED:-default}; do
   abc=true; [ "$mode" = host ] && abc=false
-  tag=$mode; [ "$early" = default ] || tag=$mode-early-$early
+  tag=$mode; [ "$early" = default ] || tag=$tag-early-$early
+  [ "$queued" = default ] || tag=$tag-queued-$queued
   cat > /tmp/cuzk.toml <<EOT
 [srs]
 params_dir = "/tmp/t8"
 preload = ["porep-8m"]
 device_abc = $abc
 EOT
-  [ "$early" = default ] || printf '[gpu]\nearly_batch_additions = %s\n' "$early" >> /tmp/cuzk.toml
+  if [ "$early" != default ] || [ "$queued" != default ]; then
+    echo '[gpu]' >> /tmp/cuzk.toml
+    [ "$early" = default ] || echo "early_batch_additions = $early" >> /tmp/cuzk.toml
+    [ "$queued" = default ] || echo "queued_msm = $queued" >> /tmp/cuzk.toml
+  fi
   echo "== $tag: daemon start ($(( $(date +%s) - T0 )) s in)"
   setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK > /tmp/daemon-$tag.log 2>&1 < /dev/null &
   for _ in $(seq 1 60); do grep -q "SRS loaded" /tmp/daemon-$tag.log 2>/dev/null && break; sleep 1; done
@@ -35,6 +42,7 @@ EOT
   $D/cuzk status 2>&1 | grep -E "per partition|SRS:|porep-8m"
   pkill -x cuzk; sleep 3
   cp -f /tmp/daemon-$tag.log $OUT/ 2>/dev/null
+ done
  done
 done
 save

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 #include <exception>
+#include <algorithm>
 
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
@@ -63,6 +64,8 @@ typedef fr_t scalar_t;
                             std::to_string(__LINE__)};                                \
 } while (0)
 
+#include "queued_msm.cuh"
+
 // ---------------------------------------------------------------------------------------
 // Kernels
 
@@ -77,6 +80,15 @@ __global__ void cuzk_gather(T* out, const T* in, const uint32_t* idx, size_t n, 
     size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
     for (; i < n; i += (size_t)blockDim.x * gridDim.x)
         out[i] = in[idx[i] - first];
+}
+
+// out[i] = in[i mod m] for i < n (the MSM comparison's bases).
+template<class T>
+__global__ void cuzk_tile(T* out, const T* in, size_t m, size_t n)
+{
+    size_t i = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    for (; i < n; i += (size_t)blockDim.x * gridDim.x)
+        out[i] = in[i % m];
 }
 
 __launch_bounds__(1024)
@@ -201,6 +213,13 @@ thread_pool_t& staging_pool()
     return pool;
 }
 
+// Where queued MSMs' window sums are made (cuzk_worker_finish).
+thread_pool_t& sums_pool()
+{
+    static thread_pool_t pool;
+    return pool;
+}
+
 double ms_since(std::chrono::steady_clock::time_point t0)
 {
     return std::chrono::duration<double, std::milli>(
@@ -259,6 +278,8 @@ struct cuzk_input_t {
     cuzk_witness_t wit;
     uint32_t early_ones;       // resident SRS: every query's batch addition up front, on the
                                // worker's side stream beside the NTTs and the H MSM
+    uint32_t queued;           // resident SRS: every MSM queued on the device with no host
+                               // wait, the host sums made by cuzk_worker_finish
 };
 
 // An SRS in host memory, streamed chunk by chunk (see cuzk_worker_compute).
@@ -378,6 +399,20 @@ struct cuzk_worker {
     cudaEvent_t chunk_ev[2] = {nullptr, nullptr};
     cudaEvent_t consumed_ev[2] = {nullptr, nullptr};
 
+    // Queued MSMs (cuzk_input_t::queued): H, L, A, B in G1, then B in G2, left by compute for
+    // cuzk_worker_finish to sum from `sums_host` (page-locked, grown as needed, never shrunk:
+    // a few MB per batch of each MSM), with the "scalar is 1" regions of ones_host still to
+    // be summed; events along gpu[0] time the phases.
+    bool queued = false;
+    bool pending = false;
+    queued_msm<bucket_t, point_t, affine_t> qm1[4];
+    queued_msm<bucket2_t, point2_t, affine2_t> qm2;
+    void* sums_host = nullptr;
+    size_t sums_cap = 0;
+    bool ones_pending[ONES_REGIONS] = {false, false, false, false};
+    static const int NEVENTS = 8;
+    cudaEvent_t tev[NEVENTS] = {};
+
     // the prepared input
     uint32_t lg_domain = 0;
     const fr_t* z_inv_host = nullptr;
@@ -394,6 +429,8 @@ struct cuzk_worker {
             CUDA_OK(cudaEventCreateWithFlags(&consumed_ev[i], cudaEventDisableTiming));
         }
         CUDA_OK(cudaEventCreateWithFlags(&uploaded, cudaEventDisableTiming));
+        for (auto& e : tev)
+            CUDA_OK(cudaEventCreate(&e));
     }
     ~cuzk_worker()
     {
@@ -409,6 +446,9 @@ struct cuzk_worker {
             chunk_buf[i].release();
         }
         if (uploaded) (void)cudaEventDestroy(uploaded);
+        for (auto& e : tev)
+            if (e) (void)cudaEventDestroy(e);
+        if (sums_host) (void)cudaFreeHost(sums_host);
         abc.release(); gathered.release(); partial.release();
         z.release(); cls.release(); wit_idx.release(); wit_scalars.release();
         for (auto& x : q) { x.bits.release(); x.idx.release(); x.scalars.release(); }
@@ -580,6 +620,70 @@ static void split_msm(const gpu_t& gpu, cuzk_worker& w, const cuzk_query_dev& qd
     }
 }
 
+// The worker's batch-addition sums, one region per query (L, A, B in G1, B in G2) in the
+// partial sums in VRAM and in the page-locked ones_host, each room for the G2 sums. Returns
+// the region's bytes.
+static size_t ensure_ones_regions(const gpu_t& gpu, cuzk_worker& w)
+{
+    const size_t region = ones_nret(gpu) * sizeof(bucket2_t::mem_t);
+    w.partial.ensure(ONES_REGIONS * region);
+    if (w.ones_region < region) {
+        if (w.ones_host) CUDA_OK(cudaFreeHost(w.ones_host));
+        w.ones_host = nullptr;
+        w.ones_region = 0;
+        CUDA_OK(cudaHostAlloc(&w.ones_host, ONES_REGIONS * region, cudaHostAllocPortable));
+        w.ones_region = region;
+    }
+    return region;
+}
+
+// The bases of query region r (L, A, B in G1, B in G2) in a resident SRS (their count in n),
+// and the query's plan on the device.
+static const void* ones_bases(const cuzk_srs& srs, int r, size_t& n)
+{
+    const void* bases[ONES_REGIONS] = {srs.l, srs.a, srs.b_g1, srs.b_g2};
+    const size_t counts[ONES_REGIONS] = {srs.nl, srs.na, srs.nb1, srs.nb2};
+    n = counts[r];
+    return bases[r];
+}
+static const cuzk_query_dev& ones_query(const cuzk_worker& w, int r)
+{
+    return w.q[r < 3 ? r : 2];
+}
+
+// Queues region r's batch addition (its query's "scalar is 1" bases) on stream `s` into its
+// region of the partial sums, then the copy of those sums to its region of ones_host.
+static void queue_ones(const gpu_t& gpu, cuzk_worker& w, const stream_t& s,
+                       const cuzk_srs& srs, int r, size_t region)
+{
+    size_t n;
+    const void* bases = ones_bases(srs, r, n);
+    const cuzk_query_dev& qd = ones_query(w, r);
+    CUZK_REQUIRE(qd.nbases == n, "query does not match the SRS section");
+    const size_t nret = ones_nret(gpu);
+    char* d = w.partial.as<char>() + r * region;
+    const uint64_t* bits = qd.bits.as<const uint64_t>();
+    size_t bytes;
+    if (r < 3) {
+        launch_ones_into<bucket_t, affine_t>(gpu, s, d, bases, n, bits, false);
+        bytes = nret * sizeof(bucket_t);
+    } else {
+        launch_ones_into<bucket2_t, affine2_t>(gpu, s, d, bases, n, bits, false);
+        bytes = nret * sizeof(bucket2_t);
+    }
+    // (host buckets have the device layout: collect_ones copies them the same way)
+    CUDA_OK(cudaMemcpyAsync(static_cast<char*>(w.ones_host) + r * region, d, bytes,
+                            cudaMemcpyDeviceToHost, s));
+}
+
+// The sum of what queue_ones left in region r of `host` (once its copy landed).
+template<class bucket_t_>
+static bucket_t_ ones_sum(const gpu_t& gpu, const void* host, int r, size_t region)
+{
+    return sum_up(reinterpret_cast<const bucket_t_*>(static_cast<const char*>(host) + r * region),
+                  ones_nret(gpu));
+}
+
 // The early batch additions of a resident-SRS proof: every query's "scalar is 1" sum (L, A,
 // B in G1, B in G2) launched on the worker's side stream before the NTTs, each into its own
 // region of the partial sums and copied to the page-locked `ones_host`; a host thread sums
@@ -595,51 +699,26 @@ struct early_ones_t {
 
     void launch(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs)
     {
-        const size_t nret = ones_nret(gpu);
-        const size_t region = nret * sizeof(bucket2_t::mem_t);   // G2 sums, the larger
-        w.partial.ensure(ONES_REGIONS * region);
-        if (w.ones_region < region) {
-            if (w.ones_host) CUDA_OK(cudaFreeHost(w.ones_host));
-            w.ones_host = nullptr;
-            w.ones_region = 0;
-            CUDA_OK(cudaHostAlloc(&w.ones_host, ONES_REGIONS * region, cudaHostAllocPortable));
-            w.ones_region = region;
-        }
-        const cuzk_query_dev* q[ONES_REGIONS] = {&w.q[0], &w.q[1], &w.q[2], &w.q[2]};
-        const void* bases[ONES_REGIONS] = {srs.l, srs.a, srs.b_g1, srs.b_g2};
-        const size_t n[ONES_REGIONS] = {srs.nl, srs.na, srs.nb1, srs.nb2};
+        const size_t region = ensure_ones_regions(gpu, w);
+        bool has[ONES_REGIONS];
         for (int r = 0; r < ONES_REGIONS; r++) {
-            CUZK_REQUIRE(q[r]->nbases == n[r], "query does not match the SRS section");
-            if (!q[r]->ones_words) continue;
-            char* d = w.partial.as<char>() + r * region;
-            const uint64_t* bits = q[r]->bits.as<const uint64_t>();
-            size_t bytes;
-            if (r < 3) {
-                launch_ones_into<bucket_t, affine_t>(gpu, w.side, d, bases[r], n[r], bits, false);
-                bytes = nret * sizeof(bucket_t);
-            } else {
-                launch_ones_into<bucket2_t, affine2_t>(gpu, w.side, d, bases[r], n[r], bits, false);
-                bytes = nret * sizeof(bucket2_t);
-            }
-            // (host buckets have the device layout: collect_ones copies them the same way)
-            CUDA_OK(cudaMemcpyAsync(static_cast<char*>(w.ones_host) + r * region, d, bytes,
-                                    cudaMemcpyDeviceToHost, w.side));
+            has[r] = ones_query(w, r).ones_words != 0;
+            if (has[r])
+                queue_ones(gpu, w, w.side, srs, r, region);
         }
         CUDA_OK(cudaEventRecord(w.ones_ev, w.side));
-        const bool has[ONES_REGIONS] = {q[0]->ones_words != 0, q[1]->ones_words != 0,
-                                        q[2]->ones_words != 0, q[3]->ones_words != 0};
         const int dev = w.dev;
         const cudaEvent_t ev = w.ones_ev;
-        const char* host = static_cast<const char*>(w.ones_host);
-        summer = std::thread([this, dev, ev, host, region, nret, has]() {
+        const void* host = w.ones_host;
+        summer = std::thread([this, &gpu, dev, ev, host, region, has]() {
             try {
                 (void)select_gpu(dev);
                 CUDA_OK(cudaEventSynchronize(ev));
                 for (int r = 0; r < 3; r++)
                     if (has[r])
-                        g1[r] = sum_up(reinterpret_cast<const bucket_t*>(host + r * region), nret);
+                        g1[r] = ones_sum<bucket_t>(gpu, host, r, region);
                 if (has[3])
-                    g2 = sum_up(reinterpret_cast<const bucket2_t*>(host + 3 * region), nret);
+                    g2 = ones_sum<bucket2_t>(gpu, host, 3, region);
             } catch (...) {
                 err = std::current_exception();
             }
@@ -750,6 +829,211 @@ static void put(out_t& dst, const jac_t& src)
     static_assert(sizeof(jac_t) == sizeof(out_t), "point layout");
 #endif
     std::memcpy(&dst, &src, sizeof(out_t));
+}
+
+// Deferred: queues a/b/c = A·z, B·z, C·z on gpu[0] (then the input rows, then zeros to the
+// domain of n) from the staged witness and the resident matrices.
+static void queue_abc(const gpu_t& gpu, cuzk_worker& w, const cuzk_matrices* mats, size_t n)
+{
+    CUZK_REQUIRE(mats && mats->dev == w.dev, "deferred a/b/c without resident matrices");
+    CUZK_REQUIRE(mats->rows == w.wit_rows && mats->ninputs == w.wit_ni &&
+                 mats->naux == w.wit_naux, "the matrices do not match the witness");
+    CUZK_REQUIRE(w.wit_rows + w.wit_ni <= n, "a/b/c longer than the domain");
+    const stream_t& s = gpu[0];
+    fr_t* d_a = w.abc.as<fr_t>();
+    fr_t* z = w.z.as<fr_t>();
+    uint8_t* cls = w.cls.as<uint8_t>();
+    const uint32_t grid = gpu.sm_count() * 8;
+    const uint64_t* ones = w.wit_ones ? w.q[0].bits.as<const uint64_t>() : nullptr;
+    cuzk_expand_bits<<<grid, 256, 0, s>>>(z, cls, w.wit_ni, w.wit_naux, ones);
+    CUDA_OK(cudaGetLastError());
+    if (w.wit_nothers) {
+        const uint32_t* idx = w.wit_own ? w.wit_idx.as<uint32_t>() : w.q[0].idx.as<uint32_t>();
+        const fr_t* sc = w.wit_own ? w.wit_scalars.as<fr_t>() : w.q[0].scalars.as<fr_t>();
+        cuzk_scatter_others<<<grid, 256, 0, s>>>(z, cls, w.wit_ni, idx, sc, w.wit_nothers);
+        CUDA_OK(cudaGetLastError());
+    }
+    CUDA_OK(cudaMemsetAsync(d_a, 0, 3 * n * sizeof(fr_t), s));
+    for (int m = 0; m < 3; m++) {
+        cuzk_spmv<<<grid * 4, 256, 0, s>>>(d_a + m * n, mats->row_start[m], mats->cols[m],
+                                           mats->coeffs[m], mats->table, z, cls,
+                                           (uint32_t)w.wit_ni, w.wit_rows);
+        CUDA_OK(cudaGetLastError());
+    }
+    cuzk_input_rows<<<(uint32_t)((w.wit_ni + 255) / 256), 256, 0, s>>>(d_a + w.wit_rows, z,
+                                                                      w.wit_ni);
+    CUDA_OK(cudaGetLastError());
+}
+
+// Queues H = icoset((coset(ifft a) * coset(ifft b) - coset(ifft c)) / Z) into a, on gpu[0].
+static void queue_h_ntt(const gpu_t& gpu, cuzk_worker& w, size_t n)
+{
+    stream_t& s = gpu[0];
+    fr_t* d_a = w.abc.as<fr_t>();
+    fr_t* d_b = d_a + n;
+    fr_t* d_c = d_b + n;
+    uint32_t lg = w.lg_domain;
+    for (fr_t* p : {d_a, d_b, d_c}) {
+        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
+                          NTT::Direction::inverse, NTT::Type::standard);
+        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
+                          NTT::Direction::forward, NTT::Type::coset);
+    }
+    cuzk_mul_assign<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_b, n);
+    CUDA_OK(cudaGetLastError());
+    cuzk_sub_scale<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_c, w.z_inv, n);
+    CUDA_OK(cudaGetLastError());
+    NTT::Base_dev_ptr(s, d_a, lg, NTT::InputOutputOrder::NN,
+                      NTT::Direction::inverse, NTT::Type::coset);
+}
+
+// The GPU phase of a queued proof (resident SRS, cuzk_input_t::queued): a/b/c, the NTTs, H's
+// MSM and every query's batch addition, gather and MSM, queued on gpu[0] (the batch additions
+// on the side stream when early) with no host wait in between; then one wait for both
+// streams. Every buffer the kernels use is grown before the first is queued (a growing
+// buffer is freed and allocated again). The MSMs' and the batch additions' results wait in
+// page-locked memory for cuzk_worker_finish; events along gpu[0] time the phases.
+static void queue_proof(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
+                        const cuzk_matrices* mats, size_t n, cuzk_output_t* out);
+
+static void compute_queued(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
+                           const cuzk_matrices* mats, size_t n, cuzk_output_t* out)
+{
+    try {
+        queue_proof(gpu, w, srs, mats, n, out);
+    } catch (...) {
+        // what was queued must not outlive the interlock (the counters, the buffers)
+        (void)cudaStreamSynchronize(gpu[0]);
+        (void)cudaStreamSynchronize(w.side);
+        throw;
+    }
+}
+
+static void queue_proof(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
+                        const cuzk_matrices* mats, size_t n, cuzk_output_t* out)
+{
+    typedef queued_msm<bucket_t, point_t, affine_t> msm1_t;
+    typedef queued_msm<bucket2_t, point2_t, affine2_t> msm2_t;
+    const stream_t& s = gpu[0];
+    const cuzk_query_dev* q[ONES_REGIONS] = {&w.q[0], &w.q[1], &w.q[2], &w.q[2]};
+    // results of H, L, A, B in G1, B in G2
+    const size_t npts[5] = {srs.nh, q[0]->nothers, q[1]->nothers, q[2]->nothers, q[3]->nothers};
+    size_t at[6] = {0};
+    for (int i = 0; i < 5; i++) {
+        size_t b = i < 4 ? msm1_t::host_bytes(gpu, npts[i]) : msm2_t::host_bytes(gpu, npts[i]);
+        at[i + 1] = at[i] + ((b + 63) & ~(size_t)63);
+    }
+    if (w.sums_cap < at[5]) {
+        if (w.sums_host) CUDA_OK(cudaFreeHost(w.sums_host));
+        w.sums_host = nullptr;
+        w.sums_cap = 0;
+        CUDA_OK(cudaHostAlloc(&w.sums_host, at[5], cudaHostAllocPortable));
+        w.sums_cap = at[5];
+    }
+    char* host = static_cast<char*>(w.sums_host);
+    w.gathered.ensure(std::max({q[0]->nothers * sizeof(g1_raw), q[1]->nothers * sizeof(g1_raw),
+                                q[2]->nothers * sizeof(g1_raw), q[3]->nothers * sizeof(g2_raw)}));
+    bool has_ones[ONES_REGIONS];
+    bool any_ones = false;
+    for (int r = 0; r < ONES_REGIONS; r++) {
+        size_t nb;
+        (void)ones_bases(srs, r, nb);
+        CUZK_REQUIRE(q[r]->nbases == nb, "query does not match the SRS section");
+        has_ones[r] = q[r]->ones_words != 0;
+        any_ones |= has_ones[r];
+    }
+    const size_t region = any_ones ? ensure_ones_regions(gpu, w) : 0;
+
+    if (w.early_ones)
+        for (int r = 0; r < ONES_REGIONS; r++)
+            if (has_ones[r])
+                queue_ones(gpu, w, w.side, srs, r, region);
+    CUDA_OK(cudaEventRecord(w.tev[0], s));
+    if (w.deferred)
+        queue_abc(gpu, w, mats, n);
+    CUDA_OK(cudaEventRecord(w.tev[1], s));
+    queue_h_ntt(gpu, w, n);
+    CUDA_OK(cudaEventRecord(w.tev[2], s));
+    w.qm1[0].queue(gpu, s, srs.h, w.abc.as<scalar_t>(), srs.nh, host + at[0]);
+    CUDA_OK(cudaEventRecord(w.tev[3], s));
+    for (int r = 0; r < ONES_REGIONS; r++) {
+        size_t nb;
+        const void* bases = ones_bases(srs, r, nb);
+        const cuzk_query_dev& qd = *q[r];
+        if (has_ones[r] && !w.early_ones)
+            queue_ones(gpu, w, s, srs, r, region);
+        // (gathered is reused query after query: stream order keeps each MSM's points)
+        const scalar_t* sc = qd.scalars.as<scalar_t>();
+        if (r < 3) {
+            if (qd.nothers)
+                launch_gather<g1_raw>(gpu, w, qd, bases, 0, 0, qd.nothers);
+            w.qm1[r + 1].queue(gpu, s, w.gathered.as<affine_t::mem_t>(), sc, qd.nothers,
+                               host + at[r + 1]);
+        } else {
+            if (qd.nothers)
+                launch_gather<g2_raw>(gpu, w, qd, bases, 0, 0, qd.nothers);
+            w.qm2.queue(gpu, s, w.gathered.as<affine2_t::mem_t>(), sc, qd.nothers, host + at[4]);
+        }
+        CUDA_OK(cudaEventRecord(w.tev[4 + r], s));
+    }
+    // Nothing of this proof may still run once the interlock goes: the next holder's kernels
+    // share the batch additions' and accumulate's work counters.
+    s.sync();
+    CUDA_OK(cudaStreamSynchronize(w.side));
+    for (int r = 0; r < ONES_REGIONS; r++)
+        w.ones_pending[r] = has_ones[r];
+    w.pending = true;
+    auto span = [&](int i, int j) {
+        float ms = 0;
+        CUDA_OK(cudaEventElapsedTime(&ms, w.tev[i], w.tev[j]));
+        return (double)ms;
+    };
+    out->ms_abc = w.deferred ? span(0, 1) : 0;
+    out->ms_ntt_h = span(1, 2);
+    out->ms_msm_h = span(2, 3);
+    out->ms_msm_l = span(3, 4);
+    out->ms_msm_a = span(4, 5);
+    out->ms_msm_b_g1 = span(5, 6);
+    out->ms_msm_b_g2 = span(6, 7);
+}
+
+// Σ scalars[i]·bases[i mod m] over n points, by sppark's msm_t into `ref` and by queued_msm
+// into `got` (cuzk_jac1_t or cuzk_jac2_t), on device memory allocated and freed here.
+template<class bucket_t_, class point_t_, class affine_t_, class raw_t>
+static void compare_msm(const gpu_t& gpu, const void* bases, size_t m, const fr_t* scalars,
+                        size_t n, void* ref, void* got)
+{
+    typedef queued_msm<bucket_t_, point_t_, affine_t_> queued_t;
+    dev_ptr_t<raw_t> d_base{m};
+    dev_ptr_t<raw_t> d_pts{n};
+    dev_ptr_t<fr_t> d_sc{n};
+    CUDA_OK(cudaMemcpy((raw_t*)d_base, bases, m * sizeof(raw_t), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy((fr_t*)d_sc, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice));
+    cuzk_tile<raw_t><<<gpu.sm_count() * 4, 256, 0, gpu[0]>>>(d_pts, d_base, m, n);
+    CUDA_OK(cudaGetLastError());
+    gpu[0].sync();
+    point_t_ r;
+    {
+        msm_t<bucket_t_, point_t_, affine_t_, scalar_t> msm{nullptr, n, sizeof(affine_t_), gpu.id()};
+        CUZK_CHECK((msm.invoke(r, dev_ptr_t<affine_t_>(reinterpret_cast<affine_t_*>((raw_t*)d_pts)),
+                               n, dev_ptr_t<scalar_t>((fr_t*)d_sc), true)));
+    }
+    std::memcpy(ref, (const void*)&r, sizeof(r));
+    size_t bytes = queued_t::host_bytes(gpu, n);
+    void* host = nullptr;
+    CUDA_OK(cudaHostAlloc(&host, bytes, cudaHostAllocPortable));
+    try {
+        queued_t q;
+        q.queue(gpu, gpu[0], reinterpret_cast<const typename affine_t_::mem_t*>((raw_t*)d_pts),
+                d_sc, n, host);
+        gpu[0].sync();
+        point_t_ g = q.sum(sums_pool());
+        std::memcpy(got, (const void*)&g, sizeof(g));
+    } catch (...) {
+        (void)cudaFreeHost(host);
+        throw;
+    }
+    CUDA_OK(cudaFreeHost(host));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -953,6 +1237,8 @@ RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
         int slot = 0;
         w->deferred = in->deferred != 0;
         w->early_ones = in->early_ones != 0;
+        w->queued = in->queued != 0;
+        w->pending = false;
         if (w->deferred) {
             // a/b/c are made in compute; stage the witness: inputs into z, the others
             // unless the L query's buffers hold them already
@@ -1022,145 +1308,154 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
             return host_sec{static_cast<const char*>(p), cnt, elem, ((host->pinned >> bit) & 1) != 0};
         };
         fr_t* d_a = w->abc.as<fr_t>();
-        fr_t* d_b = d_a + n;
-        fr_t* d_c = d_b + n;
 
         auto t0 = std::chrono::steady_clock::now();
         CUDA_OK(cudaStreamWaitEvent(gpu[0], w->uploaded, 0));
         gpu[0].sync();
         out->ms_wait_upload = ms_since(t0);
 
-        // Resident SRS: every query's batch addition now, beside the kernels below.
-        early_ones_t early;
-        const bool early_on = srs && w->early_ones;
-        if (early_on)
-            early.launch(gpu, *w, *srs);
+        if (srs && w->queued) {
+            compute_queued(gpu, *w, *srs, mats, n, out);
+        } else {
+            // Resident SRS: every query's batch addition now, beside the kernels below.
+            early_ones_t early;
+            const bool early_on = srs && w->early_ones;
+            if (early_on)
+                early.launch(gpu, *w, *srs);
 
-        // Deferred: a/b/c = A·z, B·z, C·z (then the input rows, then zeros to the domain).
-        out->ms_abc = 0;
-        if (w->deferred) {
-            CUZK_REQUIRE(mats && mats->dev == w->dev, "deferred a/b/c without resident matrices");
-            CUZK_REQUIRE(mats->rows == w->wit_rows && mats->ninputs == w->wit_ni &&
-                         mats->naux == w->wit_naux, "the matrices do not match the witness");
-            CUZK_REQUIRE(w->wit_rows + w->wit_ni <= n, "a/b/c longer than the domain");
+            // Deferred: a/b/c = A·z, B·z, C·z (then the input rows, then zeros to the domain).
+            out->ms_abc = 0;
+            if (w->deferred) {
+                t0 = std::chrono::steady_clock::now();
+                queue_abc(gpu, *w, mats, n);
+                gpu[0].sync();
+                out->ms_abc = ms_since(t0);
+            }
+
             t0 = std::chrono::steady_clock::now();
-            stream_t& s = gpu[0];
-            fr_t* z = w->z.as<fr_t>();
-            uint8_t* cls = w->cls.as<uint8_t>();
-            const uint32_t grid = gpu.sm_count() * 8;
-            const uint64_t* ones = w->wit_ones ? w->q[0].bits.as<const uint64_t>() : nullptr;
-            cuzk_expand_bits<<<grid, 256, 0, s>>>(z, cls, w->wit_ni, w->wit_naux, ones);
-            CUDA_OK(cudaGetLastError());
-            if (w->wit_nothers) {
-                const uint32_t* idx = w->wit_own ? w->wit_idx.as<uint32_t>() : w->q[0].idx.as<uint32_t>();
-                const fr_t* sc = w->wit_own ? w->wit_scalars.as<fr_t>() : w->q[0].scalars.as<fr_t>();
-                cuzk_scatter_others<<<grid, 256, 0, s>>>(z, cls, w->wit_ni, idx, sc, w->wit_nothers);
-                CUDA_OK(cudaGetLastError());
+            queue_h_ntt(gpu, *w, n);
+            gpu[0].sync();
+            out->ms_ntt_h = ms_since(t0);
+
+            t0 = std::chrono::steady_clock::now();
+            {
+                point_t h;
+                h.inf();
+                if (srs && nh) {
+                    msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, nh, sizeof(affine_t), gpu.id()};
+                    // (pass affine_t, not affine_t::mem_t: sppark's device-pointer overload only
+                    // forwards to the worker overload for affine_t pointers)
+                    CUZK_CHECK((msm.invoke(h, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(srs->h)), nh,
+                                           dev_ptr_t<scalar_t>(d_a), true)));
+                } else if (nh) {
+                    // one Pippenger per chunk over the H scalars at the chunk's offset, summed
+                    const size_t C = w->stream_chunk;
+                    msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, std::min(C, nh), sizeof(affine_t), gpu.id()};
+                    std::vector<size_t> all((nh + C - 1) / C);
+                    for (size_t c = 0; c < all.size(); c++) all[c] = c;
+                    stream_chunks(gpu, *w, sec(host->h, nh, sizeof(affine_t::mem_t), 0), all, true,
+                                  [&](size_t, const void* bases, size_t off, size_t len) {
+                        point_t part;
+                        CUZK_CHECK((msm.invoke(part,
+                                               dev_ptr_t<affine_t>((affine_t*)bases), len,
+                                               dev_ptr_t<scalar_t>(d_a + off), true)));
+                        h.add(part);
+                    });
+                }
+                put(out->h, h);
             }
-            CUDA_OK(cudaMemsetAsync(d_a, 0, 3 * n * sizeof(fr_t), s));
-            for (int m = 0; m < 3; m++) {
-                cuzk_spmv<<<grid * 4, 256, 0, s>>>(d_a + m * n, mats->row_start[m], mats->cols[m],
-                                                   mats->coeffs[m], mats->table, z, cls,
-                                                   (uint32_t)w->wit_ni, w->wit_rows);
-                CUDA_OK(cudaGetLastError());
-            }
-            cuzk_input_rows<<<(uint32_t)((w->wit_ni + 255) / 256), 256, 0, s>>>(d_a + w->wit_rows, z, w->wit_ni);
-            CUDA_OK(cudaGetLastError());
-            s.sync();
-            out->ms_abc = ms_since(t0);
+            out->ms_msm_h = ms_since(t0);
+
+            // (the early sums are long done by now: the H MSM took its time)
+            if (early_on)
+                early.join();
+
+            point_t p;
+            t0 = std::chrono::steady_clock::now();
+            if (srs)
+                split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p, !early_on);
+            else
+                split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], sec(host->l, host->nl, 96, 1), p);
+            if (early_on) p.add(early.g1[0]);
+            put(out->l, p);
+            out->ms_msm_l = ms_since(t0);
+
+            t0 = std::chrono::steady_clock::now();
+            if (srs)
+                split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p, !early_on);
+            else
+                split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], sec(host->a, host->na, 96, 2), p);
+            if (early_on) p.add(early.g1[1]);
+            put(out->a, p);
+            out->ms_msm_a = ms_since(t0);
+
+            t0 = std::chrono::steady_clock::now();
+            if (srs)
+                split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p, !early_on);
+            else
+                split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], sec(host->b_g1, host->nb1, 96, 3), p);
+            if (early_on) p.add(early.g1[2]);
+            put(out->b_g1, p);
+            out->ms_msm_b_g1 = ms_since(t0);
+
+            t0 = std::chrono::steady_clock::now();
+            point2_t p2;
+            if (srs)
+                split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2, !early_on);
+            else
+                split_msm_streamed<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], sec(host->b_g2, host->nb2, 192, 4), p2);
+            if (early_on) p2.add(early.g2);
+            put(out->b_g2, p2);
+            out->ms_msm_b_g2 = ms_since(t0);
         }
+    CUZK_CATCH
+}
 
-        // H = icoset((coset(ifft a) * coset(ifft b) - coset(ifft c)) / Z)
-        t0 = std::chrono::steady_clock::now();
-        {
-            stream_t& s = gpu[0];
-            uint32_t lg = w->lg_domain;
-            for (fr_t* p : {d_a, d_b, d_c}) {
-                NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
-                                  NTT::Direction::inverse, NTT::Type::standard);
-                NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
-                                  NTT::Direction::forward, NTT::Type::coset);
-            }
-            cuzk_mul_assign<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_b, n);
-            CUDA_OK(cudaGetLastError());
-            cuzk_sub_scale<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_c, w->z_inv, n);
-            CUDA_OK(cudaGetLastError());
-            NTT::Base_dev_ptr(s, d_a, lg, NTT::InputOutputOrder::NN,
-                              NTT::Direction::inverse, NTT::Type::coset);
-            s.sync();
+// After cuzk_worker_compute, outside the interlock: the host sums of a queued proof (the
+// MSMs' windows and the batch additions) into out's points. Nothing to do after any other.
+RustError::by_value cuzk_worker_finish(cuzk_worker* w, cuzk_output_t* out)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(w != nullptr, "no worker context");
+        if (w->pending) {
+            w->pending = false;
+            const gpu_t& gpu = select_gpu(w->dev);
+            thread_pool_t& pool = sums_pool();
+            point_t g1[4];
+            for (int i = 0; i < 4; i++)
+                g1[i] = w->qm1[i].sum(pool);
+            point2_t g2 = w->qm2.sum(pool);
+            for (int r = 0; r < 3; r++)
+                if (w->ones_pending[r])
+                    g1[r + 1].add(point_t(ones_sum<bucket_t>(gpu, w->ones_host, r, w->ones_region)));
+            if (w->ones_pending[3])
+                g2.add(point2_t(ones_sum<bucket2_t>(gpu, w->ones_host, 3, w->ones_region)));
+            put(out->h, g1[0]);
+            put(out->l, g1[1]);
+            put(out->a, g1[2]);
+            put(out->b_g1, g1[3]);
+            put(out->b_g2, g2);
         }
-        out->ms_ntt_h = ms_since(t0);
+    CUZK_CATCH
+}
 
-        t0 = std::chrono::steady_clock::now();
-        {
-            point_t h;
-            h.inf();
-            if (srs && nh) {
-                msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, nh, sizeof(affine_t), gpu.id()};
-                // (pass affine_t, not affine_t::mem_t: sppark's device-pointer overload only
-                // forwards to the worker overload for affine_t pointers)
-                CUZK_CHECK((msm.invoke(h, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(srs->h)), nh,
-                                       dev_ptr_t<scalar_t>(d_a), true)));
-            } else if (nh) {
-                // one Pippenger per chunk over the H scalars at the chunk's offset, summed
-                const size_t C = w->stream_chunk;
-                msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, std::min(C, nh), sizeof(affine_t), gpu.id()};
-                std::vector<size_t> all((nh + C - 1) / C);
-                for (size_t c = 0; c < all.size(); c++) all[c] = c;
-                stream_chunks(gpu, *w, sec(host->h, nh, sizeof(affine_t::mem_t), 0), all, true,
-                              [&](size_t, const void* bases, size_t off, size_t len) {
-                    point_t part;
-                    CUZK_CHECK((msm.invoke(part,
-                                           dev_ptr_t<affine_t>((affine_t*)bases), len,
-                                           dev_ptr_t<scalar_t>(d_a + off), true)));
-                    h.add(part);
-                });
-            }
-            put(out->h, h);
-        }
-        out->ms_msm_h = ms_since(t0);
-
-        // (the early sums are long done by now: the H MSM took its time)
-        if (early_on)
-            early.join();
-
-        point_t p;
-        t0 = std::chrono::steady_clock::now();
-        if (srs)
-            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p, !early_on);
+// Diagnostics: Σ scalars[i]·bases[i mod m] over n points on device `dev` (G2 bases when
+// `g2`), by sppark's msm_t into *ref and by the queued MSM into *got (cuzk_jac1_t, or
+// cuzk_jac2_t for G2). The caller holds the device's interlock (both use sppark's streams).
+RustError::by_value cuzk_msm_compare(int dev, int g2, const void* bases, size_t m,
+                                     const fr_t* scalars, size_t n, void* ref, void* got)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(m >= 1 && n >= 1 && n < ((size_t)1 << 31), "point count");
+        const gpu_t& gpu = select_gpu(dev);
+#ifndef __CUDA_ARCH__
+        static_assert(sizeof(point_t) == sizeof(cuzk_jac1_t), "G1 Jacobian layout");
+        static_assert(sizeof(point2_t) == sizeof(cuzk_jac2_t), "G2 Jacobian layout");
+#endif
+        if (g2)
+            compare_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, bases, m, scalars, n, ref, got);
         else
-            split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], sec(host->l, host->nl, 96, 1), p);
-        if (early_on) p.add(early.g1[0]);
-        put(out->l, p);
-        out->ms_msm_l = ms_since(t0);
-
-        t0 = std::chrono::steady_clock::now();
-        if (srs)
-            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p, !early_on);
-        else
-            split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], sec(host->a, host->na, 96, 2), p);
-        if (early_on) p.add(early.g1[1]);
-        put(out->a, p);
-        out->ms_msm_a = ms_since(t0);
-
-        t0 = std::chrono::steady_clock::now();
-        if (srs)
-            split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p, !early_on);
-        else
-            split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], sec(host->b_g1, host->nb1, 96, 3), p);
-        if (early_on) p.add(early.g1[2]);
-        put(out->b_g1, p);
-        out->ms_msm_b_g1 = ms_since(t0);
-
-        t0 = std::chrono::steady_clock::now();
-        point2_t p2;
-        if (srs)
-            split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2, !early_on);
-        else
-            split_msm_streamed<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], sec(host->b_g2, host->nb2, 192, 4), p2);
-        if (early_on) p2.add(early.g2);
-        put(out->b_g2, p2);
-        out->ms_msm_b_g2 = ms_since(t0);
+            compare_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, bases, m, scalars, n, ref, got);
     CUZK_CATCH
 }
 

@@ -58,6 +58,24 @@ impl CudaProver {
         0
     }
 
+    /// Always fails: this build has no CUDA backend.
+    pub fn msm_compare_g1(
+        &self,
+        _bases: &[blstrs::G1Affine],
+        _scalars: &[Scalar],
+    ) -> Result<[blstrs::G1Projective; 2], ProveError> {
+        Err(unavailable())
+    }
+
+    /// Always fails: this build has no CUDA backend.
+    pub fn msm_compare_g2(
+        &self,
+        _bases: &[blstrs::G2Affine],
+        _scalars: &[Scalar],
+    ) -> Result<[blstrs::G2Projective; 2], ProveError> {
+        Err(unavailable())
+    }
+
     /// `start` with a phase breakdown.
     pub fn start_timed(
         &self,

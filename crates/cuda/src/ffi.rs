@@ -93,6 +93,9 @@ pub(crate) struct CInput {
     /// Non-zero: with a resident SRS, every query's batch addition runs up front on the
     /// worker's side stream, beside the NTTs and the H MSM (ignored when the SRS streams).
     pub early_ones: u32,
+    /// Non-zero: with a resident SRS, every MSM is queued on the device with no host wait in
+    /// between, and `cuzk_worker_finish` makes the host sums (ignored when the SRS streams).
+    pub queued: u32,
 }
 
 /// An SRS in host memory for the streamed tier: each section's pointer and length, and a
@@ -215,6 +218,21 @@ extern "C" {
         host: *const CHostSrs,
         mats: *const MatricesHandle,
         out: *mut COutput,
+    ) -> sppark::Error;
+    /// After `cuzk_worker_compute` (outside the interlock): a queued proof's host sums into
+    /// `out`'s points; nothing after any other compute.
+    pub(crate) fn cuzk_worker_finish(w: *mut WorkerHandle, out: *mut COutput) -> sppark::Error;
+    /// Σ scalars[i]·bases[i mod m] by sppark's Pippenger into `*r` and the queued one into
+    /// `*g` (Jac1, or Jac2 when `g2`); the caller holds the device's interlock.
+    pub(crate) fn cuzk_msm_compare(
+        dev: c_int,
+        g2: c_int,
+        bases: *const u8,
+        m: usize,
+        scalars: *const Scalar,
+        n: usize,
+        r: *mut u8,
+        g: *mut u8,
     ) -> sppark::Error;
     pub(crate) fn cuzk_host_register(
         dev: c_int,

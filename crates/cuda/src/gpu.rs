@@ -24,6 +24,7 @@ use ff::{Field, PrimeField};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod check;
 mod host;
 mod resident;
 use host::{plan_host, upload, HostPlan};
@@ -154,14 +155,17 @@ struct SrsSource {
     keep_srs: Option<u64>,
     /// [`CudaOptions::early_batch_additions`].
     early_ones: bool,
+    /// [`CudaOptions::queued_msm`].
+    queued: bool,
 }
 
 /// Phase 5: the interlocked kernels' results, how long the interlock took to get and how long
-/// it was held.
+/// it was held, and how long the host sums after it took.
 struct Computed {
     out: ffi::COutput,
     wait_lock_ms: f64,
     exclusive: Duration,
+    host_sums_ms: f64,
 }
 
 impl CudaProver {
@@ -286,6 +290,7 @@ impl CudaProver {
             need,
             keep_srs,
             early_ones: options.early_batch_additions,
+            queued: options.queued_msm,
         })
     }
 
@@ -378,10 +383,18 @@ impl CudaProver {
         self.dev.add_busy(exclusive);
         // On failure the caller's lease drops its context (it may hold half-finished state).
         ffi::check(err, "prove").map_err(dev_err)?;
+        // Outside the interlock: a queued proof's host sums, while the next holder's kernels
+        // run (after any other compute, nothing).
+        let ts = Instant::now();
+        // SAFETY: the worker's compute just succeeded (its results wait in its own page-locked
+        // memory); `out` is a valid out-pointer. The lease keeps the context to this thread.
+        let err = unsafe { ffi::cuzk_worker_finish(lease.handle(), &mut out) };
+        ffi::check(err, "prove (host sums)").map_err(dev_err)?;
         Ok(Computed {
             out,
             wait_lock_ms,
             exclusive,
+            host_sums_ms: ms(ts),
         })
     }
 
@@ -484,8 +497,10 @@ impl CudaProver {
             out,
             wait_lock_ms,
             exclusive,
+            host_sums_ms,
         } = self.compute(&lease, &src, mats.as_deref())?;
         t.wait_lock_ms = wait_lock_ms;
+        t.host_sums_ms = host_sums_ms;
         lease.done();
         drop(src);
         // an SRS copy may have become idle (evictable)

@@ -7,7 +7,10 @@
 //!   Safe to share between threads: two workers per device overlap one's upload with the
 //!   other's kernels. Inside the interlock, with the SRS resident, every query's "scalar is
 //!   1" batch addition runs first on the worker's side stream beside the NTTs and the H MSM,
-//!   its sums added on a host thread meanwhile ([`CudaOptions::early_batch_additions`]).
+//!   its sums added on a host thread meanwhile ([`CudaOptions::early_batch_additions`]),
+//!   and every kernel of the phase is queued back to back: each MSM's window sums are made
+//!   on the host after the interlock is released ([`CudaOptions::queued_msm`],
+//!   `cuda/queued_msm.cuh`).
 //!   VRAM is a per-device budget with reservations (SRS copies, worker contexts); an SRS
 //!   that does not fit is streamed from page-locked host memory per proof (see
 //!   [`CudaOptions`]). Its files, bottom up: `ffi` (the C ABI of `cuda/cuzk.cu`), `sizes`
@@ -125,7 +128,10 @@ pub struct PhaseTimings {
     /// streaming was forced) rather than resident in VRAM; the MSM phases then include the
     /// chunk uploads they did not hide.
     pub streamed: bool,
-    /// Inverse NTTs, coset NTTs, (a·b − c)/Z, inverse coset NTT.
+    /// Inverse NTTs, coset NTTs, (a·b − c)/Z, inverse coset NTT. With
+    /// [`CudaOptions::queued_msm`] in force (SRS resident), this and the MSM phases below are
+    /// the device's own times between events along its stream, and the MSMs' host sums are
+    /// in `host_sums_ms` instead.
     pub ntt_h_ms: f64,
     /// Dense MSM over the H bases.
     pub msm_h_ms: f64,
@@ -146,6 +152,9 @@ pub struct PhaseTimings {
     pub upload_bytes: u64,
     /// Time the interlock was held (the GPU-exclusive phase).
     pub exclusive_ms: f64,
+    /// The queued MSMs' window sums and batch-addition sums, on the host after the interlock
+    /// was released ([`CudaOptions::queued_msm`]; 0 otherwise).
+    pub host_sums_ms: f64,
     /// Whole `start`.
     pub total_ms: f64,
 }

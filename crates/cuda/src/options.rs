@@ -39,6 +39,13 @@ pub struct CudaOptions {
     /// query's Pippenger, with a synchronisation and a host sum each on the GPU's critical
     /// path (the reference for benchmarks). The proof is the same either way.
     pub early_batch_additions: bool,
+    /// With the SRS resident: queue every kernel of a proof's GPU phase (a/b/c, the NTTs, the
+    /// five MSMs and their batch additions) back to back with no host wait in between, and make
+    /// the MSMs' window sums on the host after the phase, outside the device interlock, while
+    /// the other worker's phase runs (the default). `false`: sppark's own Pippenger, which
+    /// waits after every batch and adds the windows up on the host before it returns, with
+    /// the GPU idle (the reference for benchmarks). The proof is the same either way.
+    pub queued_msm: bool,
 }
 
 impl Default for CudaOptions {
@@ -49,6 +56,7 @@ impl Default for CudaOptions {
             force_streaming: false,
             page_lock_host: true,
             early_batch_additions: true,
+            queued_msm: true,
         }
     }
 }
@@ -76,6 +84,7 @@ struct RawGpu {
     force_streaming: Option<bool>,
     page_lock_host: Option<bool>,
     early_batch_additions: Option<bool>,
+    queued_msm: Option<bool>,
 }
 
 impl CudaOptions {
@@ -88,6 +97,7 @@ impl CudaOptions {
     /// force_streaming = false
     /// page_lock_host = true
     /// early_batch_additions = true
+    /// queued_msm = true
     /// ```
     ///
     /// `parse_size` reads `vram_budget` (a string such as `"24GiB"`) into bytes: the config
@@ -115,6 +125,9 @@ impl CudaOptions {
         }
         if let Some(e) = raw.early_batch_additions {
             o.early_batch_additions = e;
+        }
+        if let Some(q) = raw.queued_msm {
+            o.queued_msm = q;
         }
         Ok(o)
     }
@@ -150,6 +163,8 @@ mod tests {
                 .unwrap()
                 .early_batch_additions
         );
+        assert!(g.queued_msm);
+        assert!(!parse("queued_msm = false").unwrap().queued_msm);
         assert!(matches!(
             parse("stream_chunk_bases = 10"),
             Err(CudaOptionsError::StreamChunkTooSmall(10))

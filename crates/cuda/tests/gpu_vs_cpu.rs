@@ -1,7 +1,9 @@
 //! The CUDA backend against the CPU backend: same circuit, same r and s → same proof bytes,
-//! and the proofs verify, with the SRS resident in VRAM (the batch additions early or late)
-//! or streamed from host memory; two workers sharing one device (also under a VRAM budget
-//! that fits only one of them); `start_reusing`; errors instead of panics.
+//! and the proofs verify, with the SRS resident in VRAM (the batch additions early or late,
+//! the MSMs queued or sppark's own) or streamed from host memory; two workers sharing one
+//! device (also under a VRAM budget that fits only one of them); `start_reusing`; errors
+//! instead of panics. The queued MSM alone against sppark's and the host's, up to sizes no
+//! proof here reaches.
 //! Needs a CUDA device (skips with a message where there is none).
 //!
 //! The tests share device 0's state (options, budget, idle contexts), so they run one at a
@@ -12,6 +14,7 @@ mod common;
 
 use common::{gpu_with, has_device, serial, spec};
 
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cuzk_cuda::{CudaOptions, CudaProver};
 use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::setup::generate_params;
@@ -21,6 +24,7 @@ use cuzk_groth16::{
     CpuProver, ProveError, ProverBackend, Recorder, RecorderMode, Scalar, Srs, Synthesized,
 };
 use ff::Field;
+use group::{Curve, Group};
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::sync::{Arc, Mutex};
@@ -94,25 +98,104 @@ fn gpu_proof_bytes_equal_cpu_and_verify() {
             let t = std::time::Instant::now();
             let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
             eprintln!("2^{log_n} {sp:?}: setup {:.1} s", t.elapsed().as_secs_f64());
-            // The early batch additions (the default) and the late ones (the reference),
-            // the latter at the small sizes only.
-            let modes: &[bool] = if log_n >= 18 { &[true] } else { &[true, false] };
-            for &early in modes {
+            // (early batch additions, queued MSMs): the defaults, then the references
+            // (late, sppark's Pippenger) at the small sizes only.
+            let modes: &[(bool, bool)] = if log_n >= 18 {
+                &[(true, true)]
+            } else {
+                &[(true, true), (false, true), (true, false), (false, false)]
+            };
+            for &(early, queued) in modes {
                 let gpu = gpu_with(CudaOptions {
                     early_batch_additions: early,
+                    queued_msm: queued,
                     ..CudaOptions::default()
                 });
                 let t = std::time::Instant::now();
                 let streamed = check_equal_and_verify(&srs, &sp, &gpu, 7 + j as u64);
                 assert!(!streamed, "the default budget should hold a 2^{log_n} SRS");
                 eprintln!(
-                    "2^{log_n}, early batch additions {early}: cpu+gpu+verify {:.1} s",
+                    "2^{log_n}, early batch additions {early}, queued MSMs {queued}: \
+                     cpu+gpu+verify {:.1} s",
                     t.elapsed().as_secs_f64()
                 );
                 gpu.evict(srs.id());
             }
         }
     }
+}
+
+/// Scalars for an MSM comparison: random, with runs of 0, 1 and −1 (the batch additions'
+/// and the signed digits' edge cases).
+fn msm_scalars(n: usize, rng: &mut ChaCha8Rng) -> Vec<Scalar> {
+    (0..n)
+        .map(|i| match i % 97 {
+            0 => Scalar::ZERO,
+            1 | 2 => Scalar::ONE,
+            3 => -Scalar::ONE,
+            _ => Scalar::random(&mut *rng),
+        })
+        .collect()
+}
+
+/// Σ scalars[i]·bases[i mod m] on the host: the scalars summed per base first.
+fn tiled_sum<G: group::Group<Scalar = Scalar>>(bases: &[G], scalars: &[Scalar]) -> G {
+    let mut per_base = vec![Scalar::ZERO; bases.len()];
+    for (i, s) in scalars.iter().enumerate() {
+        per_base[i % bases.len()] += s;
+    }
+    bases.iter().zip(&per_base).map(|(b, s)| *b * s).sum()
+}
+
+/// The queued MSM equals sppark's Pippenger and the host's sum in G1 and G2, at sizes that
+/// take each of its paths: one batch and several, every window width from 10 to 16 bits
+/// (the top window narrower than a thread group's span, or wider, at 16), up to 12 M points,
+/// beyond any proof in these tests. `CUZK_TEST_MSM_SIZES` (comma-separated point counts)
+/// replaces the sizes, e.g. with a 32 GiB PoRep partition's H query, 2^27 − 1 points
+/// (18-bit windows, 8 batches).
+#[test]
+fn queued_msm_equals_sppark_and_the_host() {
+    let _s = serial();
+    let Some(gpu) = gpu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    // 61 bases: the tiling does not line up with any power of two
+    let g1: Vec<G1Projective> = (0..61).map(|_| G1Projective::random(&mut rng)).collect();
+    let g2: Vec<G2Projective> = (0..61).map(|_| G2Projective::random(&mut rng)).collect();
+    let g1a: Vec<G1Affine> = g1.iter().map(|p| p.to_affine()).collect();
+    let g2a: Vec<G2Affine> = g2.iter().map(|p| p.to_affine()).collect();
+    let sizes: Vec<usize> = std::env::var("CUZK_TEST_MSM_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| {
+            vec![
+                1,
+                7,
+                192,
+                193,
+                1000,
+                65_539,
+                (1 << 20) + 5,
+                2_000_000,
+                12_000_000,
+            ]
+        });
+    for n in sizes {
+        let scalars = msm_scalars(n, &mut rng);
+        let t = std::time::Instant::now();
+        let [sppark, queued] = gpu.msm_compare_g1(&g1a, &scalars).expect("G1 comparison");
+        let host = tiled_sum(&g1, &scalars);
+        assert_eq!(sppark, host, "sppark's G1 MSM of {n} points");
+        assert_eq!(queued, host, "the queued G1 MSM of {n} points");
+        let [sppark, queued] = gpu.msm_compare_g2(&g2a, &scalars).expect("G2 comparison");
+        let host = tiled_sum(&g2, &scalars);
+        assert_eq!(sppark, host, "sppark's G2 MSM of {n} points");
+        assert_eq!(queued, host, "the queued G2 MSM of {n} points");
+        eprintln!("{n} points: {:.1} s", t.elapsed().as_secs_f64());
+    }
+    assert!(
+        gpu.msm_compare_g1(&g1a, &[]).is_err(),
+        "no scalars is an error"
+    );
 }
 
 #[test]

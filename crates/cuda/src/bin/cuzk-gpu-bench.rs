@@ -8,7 +8,7 @@
 //! cuzk-gpu-bench bench --log-n 20,22,24,26 [--runs 3] [--pipeline 6] [--devices 0,1] [--workers 2,3]
 //!                      [--supraseal-times 24:3.1,26:9.8]   # medians from supraseal-bench
 //!                      [--tiers resident,streamed] [--stream] [--vram-budget GIB] [--chunk BASES]
-//!                      [--no-page-lock] [--late-batch-additions]
+//!                      [--no-page-lock] [--late-batch-additions] [--sppark-msm]
 //! ```
 //!
 //! SRS tiers: `resident` keeps the bases in VRAM; `streamed` (or `--stream`, short for
@@ -17,7 +17,9 @@
 //! budget (GiB; an SRS that does not fit streams), `--chunk` the bases per streamed chunk,
 //! `--no-page-lock` streams through pinned staging copies instead of page-locking the SRS,
 //! `--late-batch-additions` runs each query's batch addition right before its Pippenger
-//! (`CudaOptions::early_batch_additions` off: the reference).
+//! (`CudaOptions::early_batch_additions` off: the reference), `--sppark-msm` runs sppark's
+//! own Pippenger, which sums each MSM's windows on the host inside the GPU phase
+//! (`CudaOptions::queued_msm` off: the reference).
 //!
 //! ```text
 //! cuzk-gpu-bench gen-params --log-n 24 --out FILE   # TIMING-ONLY parameters
@@ -103,9 +105,9 @@ fn rs(i: u64) -> (Scalar, Scalar) {
 
 fn fmt_phases(t: &PhaseTimings) -> String {
     format!(
-        "{} | plan {:.0} | upload {:.0} | free {:.0} | ntt_h {:.0} | msm_h {:.0} | msm_l {:.0} | msm_a {:.0} | msm_b_g1 {:.0} | msm_b_g2 {:.0} | exclusive {:.0} | total {:.0} ms",
+        "{} | plan {:.0} | upload {:.0} | free {:.0} | ntt_h {:.0} | msm_h {:.0} | msm_l {:.0} | msm_a {:.0} | msm_b_g1 {:.0} | msm_b_g2 {:.0} | exclusive {:.0} | host sums {:.0} | total {:.0} ms",
         if t.streamed { "streamed" } else { "resident" },
-        t.plan_ms, t.upload_ms, t.free_ms, t.ntt_h_ms, t.msm_h_ms, t.msm_l_ms, t.msm_a_ms, t.msm_b_g1_ms, t.msm_b_g2_ms, t.exclusive_ms, t.total_ms
+        t.plan_ms, t.upload_ms, t.free_ms, t.ntt_h_ms, t.msm_h_ms, t.msm_l_ms, t.msm_a_ms, t.msm_b_g1_ms, t.msm_b_g2_ms, t.exclusive_ms, t.host_sums_ms, t.total_ms
     )
 }
 
@@ -273,6 +275,7 @@ fn bench(args: &[String]) -> Result<(), String> {
                             early_batch_additions: !args
                                 .iter()
                                 .any(|a| a == "--late-batch-additions"),
+                            queued_msm: !args.iter().any(|a| a == "--sppark-msm"),
                         },
                     )
                 })

@@ -168,6 +168,7 @@ pub(super) fn upload(
         deferred: deferred as u32,
         wit,
         early_ones: src.early_ones as u32,
+        queued: src.queued as u32,
     };
     // SAFETY: `input` points into `circuit` and `plan`, alive and unmoved across the call;
     // lengths were checked (abc_len ≤ 2^lg, bitmaps cover nbases bits, idx < nbases and
