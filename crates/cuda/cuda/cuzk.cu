@@ -915,7 +915,9 @@ static void queue_proof(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
     typedef queued_msm<bucket_t, point_t, affine_t> msm1_t;
     typedef queued_msm<bucket2_t, point2_t, affine2_t> msm2_t;
     const stream_t& s = gpu[0];
-    const cuzk_query_dev* q[ONES_REGIONS] = {&w.q[0], &w.q[1], &w.q[2], &w.q[2]};
+    const cuzk_query_dev* q[ONES_REGIONS];
+    for (int r = 0; r < ONES_REGIONS; r++)
+        q[r] = &ones_query(w, r);
     // results of H, L, A, B in G1, B in G2
     const size_t npts[5] = {srs.nh, q[0]->nothers, q[1]->nothers, q[2]->nothers, q[3]->nothers};
     size_t at[6] = {0};
@@ -995,6 +997,111 @@ static void queue_proof(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
     out->ms_msm_a = span(4, 5);
     out->ms_msm_b_g1 = span(5, 6);
     out->ms_msm_b_g2 = span(6, 7);
+}
+
+// The GPU phase of any other proof (a streamed SRS, or `queued` off: the reference): each
+// phase waited for, sppark's msm_t adding every MSM's windows up on the host before it
+// returns; the points go straight into `out`.
+static void compute_sync(const gpu_t& gpu, cuzk_worker* w, const cuzk_srs* srs,
+                         const cuzk_host_srs_t* host, const cuzk_matrices* mats, size_t n,
+                         size_t nh, cuzk_output_t* out)
+{
+    auto sec = [&](const void* p, size_t cnt, size_t elem, int bit) {
+        return host_sec{static_cast<const char*>(p), cnt, elem, ((host->pinned >> bit) & 1) != 0};
+    };
+    fr_t* d_a = w->abc.as<fr_t>();
+    std::chrono::steady_clock::time_point t0;
+
+    // Resident SRS: every query's batch addition now, beside the kernels below.
+    early_ones_t early;
+    const bool early_on = srs && w->early_ones;
+    if (early_on)
+        early.launch(gpu, *w, *srs);
+
+    // Deferred: a/b/c = A·z, B·z, C·z (then the input rows, then zeros to the domain).
+    out->ms_abc = 0;
+    if (w->deferred) {
+        t0 = std::chrono::steady_clock::now();
+        queue_abc(gpu, *w, mats, n);
+        gpu[0].sync();
+        out->ms_abc = ms_since(t0);
+    }
+
+    t0 = std::chrono::steady_clock::now();
+    queue_h_ntt(gpu, *w, n);
+    gpu[0].sync();
+    out->ms_ntt_h = ms_since(t0);
+
+    t0 = std::chrono::steady_clock::now();
+    {
+        point_t h;
+        h.inf();
+        if (srs && nh) {
+            msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, nh, sizeof(affine_t), gpu.id()};
+            // (pass affine_t, not affine_t::mem_t: sppark's device-pointer overload only
+            // forwards to the worker overload for affine_t pointers)
+            CUZK_CHECK((msm.invoke(h, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(srs->h)), nh,
+                                   dev_ptr_t<scalar_t>(d_a), true)));
+        } else if (nh) {
+            // one Pippenger per chunk over the H scalars at the chunk's offset, summed
+            const size_t C = w->stream_chunk;
+            msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, std::min(C, nh), sizeof(affine_t), gpu.id()};
+            std::vector<size_t> all((nh + C - 1) / C);
+            for (size_t c = 0; c < all.size(); c++) all[c] = c;
+            stream_chunks(gpu, *w, sec(host->h, nh, sizeof(affine_t::mem_t), 0), all, true,
+                          [&](size_t, const void* bases, size_t off, size_t len) {
+                point_t part;
+                CUZK_CHECK((msm.invoke(part,
+                                       dev_ptr_t<affine_t>((affine_t*)bases), len,
+                                       dev_ptr_t<scalar_t>(d_a + off), true)));
+                h.add(part);
+            });
+        }
+        put(out->h, h);
+    }
+    out->ms_msm_h = ms_since(t0);
+
+    // (the early sums are long done by now: the H MSM took its time)
+    if (early_on)
+        early.join();
+
+    point_t p;
+    t0 = std::chrono::steady_clock::now();
+    if (srs)
+        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p, !early_on);
+    else
+        split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], sec(host->l, host->nl, 96, 1), p);
+    if (early_on) p.add(early.g1[0]);
+    put(out->l, p);
+    out->ms_msm_l = ms_since(t0);
+
+    t0 = std::chrono::steady_clock::now();
+    if (srs)
+        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p, !early_on);
+    else
+        split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], sec(host->a, host->na, 96, 2), p);
+    if (early_on) p.add(early.g1[1]);
+    put(out->a, p);
+    out->ms_msm_a = ms_since(t0);
+
+    t0 = std::chrono::steady_clock::now();
+    if (srs)
+        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p, !early_on);
+    else
+        split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], sec(host->b_g1, host->nb1, 96, 3), p);
+    if (early_on) p.add(early.g1[2]);
+    put(out->b_g1, p);
+    out->ms_msm_b_g1 = ms_since(t0);
+
+    t0 = std::chrono::steady_clock::now();
+    point2_t p2;
+    if (srs)
+        split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2, !early_on);
+    else
+        split_msm_streamed<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], sec(host->b_g2, host->nb2, 192, 4), p2);
+    if (early_on) p2.add(early.g2);
+    put(out->b_g2, p2);
+    out->ms_msm_b_g2 = ms_since(t0);
 }
 
 // Σ scalars[i]·bases[i mod m] over n points, by sppark's msm_t into `ref` and by queued_msm
@@ -1304,110 +1411,15 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
         size_t n = (size_t)1 << w->lg_domain;
         size_t nh = srs ? srs->nh : host->nh;
         CUZK_REQUIRE(nh + 1 == n, "H bases do not match the domain");
-        auto sec = [&](const void* p, size_t cnt, size_t elem, int bit) {
-            return host_sec{static_cast<const char*>(p), cnt, elem, ((host->pinned >> bit) & 1) != 0};
-        };
-        fr_t* d_a = w->abc.as<fr_t>();
-
         auto t0 = std::chrono::steady_clock::now();
         CUDA_OK(cudaStreamWaitEvent(gpu[0], w->uploaded, 0));
         gpu[0].sync();
         out->ms_wait_upload = ms_since(t0);
 
-        if (srs && w->queued) {
+        if (srs && w->queued)
             compute_queued(gpu, *w, *srs, mats, n, out);
-        } else {
-            // Resident SRS: every query's batch addition now, beside the kernels below.
-            early_ones_t early;
-            const bool early_on = srs && w->early_ones;
-            if (early_on)
-                early.launch(gpu, *w, *srs);
-
-            // Deferred: a/b/c = A·z, B·z, C·z (then the input rows, then zeros to the domain).
-            out->ms_abc = 0;
-            if (w->deferred) {
-                t0 = std::chrono::steady_clock::now();
-                queue_abc(gpu, *w, mats, n);
-                gpu[0].sync();
-                out->ms_abc = ms_since(t0);
-            }
-
-            t0 = std::chrono::steady_clock::now();
-            queue_h_ntt(gpu, *w, n);
-            gpu[0].sync();
-            out->ms_ntt_h = ms_since(t0);
-
-            t0 = std::chrono::steady_clock::now();
-            {
-                point_t h;
-                h.inf();
-                if (srs && nh) {
-                    msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, nh, sizeof(affine_t), gpu.id()};
-                    // (pass affine_t, not affine_t::mem_t: sppark's device-pointer overload only
-                    // forwards to the worker overload for affine_t pointers)
-                    CUZK_CHECK((msm.invoke(h, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(srs->h)), nh,
-                                           dev_ptr_t<scalar_t>(d_a), true)));
-                } else if (nh) {
-                    // one Pippenger per chunk over the H scalars at the chunk's offset, summed
-                    const size_t C = w->stream_chunk;
-                    msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, std::min(C, nh), sizeof(affine_t), gpu.id()};
-                    std::vector<size_t> all((nh + C - 1) / C);
-                    for (size_t c = 0; c < all.size(); c++) all[c] = c;
-                    stream_chunks(gpu, *w, sec(host->h, nh, sizeof(affine_t::mem_t), 0), all, true,
-                                  [&](size_t, const void* bases, size_t off, size_t len) {
-                        point_t part;
-                        CUZK_CHECK((msm.invoke(part,
-                                               dev_ptr_t<affine_t>((affine_t*)bases), len,
-                                               dev_ptr_t<scalar_t>(d_a + off), true)));
-                        h.add(part);
-                    });
-                }
-                put(out->h, h);
-            }
-            out->ms_msm_h = ms_since(t0);
-
-            // (the early sums are long done by now: the H MSM took its time)
-            if (early_on)
-                early.join();
-
-            point_t p;
-            t0 = std::chrono::steady_clock::now();
-            if (srs)
-                split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p, !early_on);
-            else
-                split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], sec(host->l, host->nl, 96, 1), p);
-            if (early_on) p.add(early.g1[0]);
-            put(out->l, p);
-            out->ms_msm_l = ms_since(t0);
-
-            t0 = std::chrono::steady_clock::now();
-            if (srs)
-                split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p, !early_on);
-            else
-                split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], sec(host->a, host->na, 96, 2), p);
-            if (early_on) p.add(early.g1[1]);
-            put(out->a, p);
-            out->ms_msm_a = ms_since(t0);
-
-            t0 = std::chrono::steady_clock::now();
-            if (srs)
-                split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p, !early_on);
-            else
-                split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], sec(host->b_g1, host->nb1, 96, 3), p);
-            if (early_on) p.add(early.g1[2]);
-            put(out->b_g1, p);
-            out->ms_msm_b_g1 = ms_since(t0);
-
-            t0 = std::chrono::steady_clock::now();
-            point2_t p2;
-            if (srs)
-                split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2, !early_on);
-            else
-                split_msm_streamed<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], sec(host->b_g2, host->nb2, 192, 4), p2);
-            if (early_on) p2.add(early.g2);
-            put(out->b_g2, p2);
-            out->ms_msm_b_g2 = ms_since(t0);
-        }
+        else
+            compute_sync(gpu, w, srs, host, mats, n, nh, out);
     CUZK_CATCH
 }
 
