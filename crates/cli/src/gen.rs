@@ -29,7 +29,9 @@ pub enum GenCommand {
     /// as `FIL_PROOFS_PARAMETER_CACHE`). Deterministic from the seed; reused when a manifest
     /// for the same seed and size is already there. With `--timing-only` (32GiB, 64GiB):
     /// requests of the real shapes with random values instead, no sealing, no parameters;
-    /// proofs made from them do not verify.
+    /// proofs made from them do not verify. With `--synthetic-sector` (any size): requests of
+    /// a sparse synthetic sector that the real circuits accept, in seconds, no sealing, no
+    /// parameters: their proofs verify, but prove a sector that does not exist.
     Testdata(TestdataArgs),
     /// Write TIMING-ONLY parameters for a real Filecoin circuit (`porep-32g`, `snap-32g`,
     /// `wpost-32g`, `winning-32g`, ...) under Filecoin's file names: the exact section counts
@@ -72,8 +74,13 @@ pub struct TestdataArgs {
     /// Write TIMING-ONLY requests of the real 32GiB or 64GiB shapes instead (random vanilla
     /// proofs, no sealing, no parameters): they drive full-size synthesis, but proofs made
     /// from them DO NOT VERIFY.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "synthetic_sector")]
     pub timing_only: bool,
+    /// Write the requests of a SYNTHETIC sparse sector instead (any size, 32GiB and 64GiB
+    /// included; no sealing, no parameters): the real circuits accept them and their proofs
+    /// VERIFY, but they prove a sector that was never sealed and are useless on chain.
+    #[arg(long)]
+    pub synthetic_sector: bool,
 }
 
 /// Arguments of `cuzk gen params`.
@@ -159,6 +166,9 @@ fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {
     use cuzk_filecoin::testdata::{cached, ensure, TestdataOptions};
     if args.timing_only {
         return run_timing_only(args);
+    }
+    if args.synthetic_sector {
+        return run_synthetic_sector(args);
     }
     if !args.no_params {
         warn_insecure(args.seed);
@@ -269,6 +279,55 @@ fn run_timing_only(args: TestdataArgs) -> anyhow::Result<()> {
     }
     println!("no parameters written: prove these with timing-only parameters of the real circuits");
     eprintln!("WARNING: {WARNING}");
+    Ok(())
+}
+
+/// `cuzk gen testdata --synthetic-sector`: requests of a sparse sector the circuits accept.
+fn run_synthetic_sector(args: TestdataArgs) -> anyhow::Result<()> {
+    use cuzk_filecoin::sparse::{generate, verify_vanilla, SparseOptions, WARNING};
+    let sector_size = cuzk_filecoin::SectorSize::parse(&args.sector_size)?;
+    eprintln!("NOTE: {WARNING}");
+    let started = Instant::now();
+    let m = generate(&SparseOptions {
+        out: args.out.clone(),
+        sector_size,
+        seed: args.seed,
+    })
+    .with_context(|| {
+        format!(
+            "generating synthetic-sector requests in {}",
+            args.out.display()
+        )
+    })?;
+    let m = &m.manifest;
+    let lengths: std::collections::HashMap<&str, u64> =
+        m.files.iter().map(|(n, len)| (n.as_str(), *len)).collect();
+    for r in &m.requests {
+        let req = r
+            .load(&args.out)
+            .with_context(|| format!("reading back the {} request", r.kind))?;
+        let t = Instant::now();
+        verify_vanilla(&req).with_context(|| format!("the {} request's vanilla proofs", r.kind))?;
+        let bytes: u64 = r
+            .vanilla_proof_file
+            .iter()
+            .chain(&r.vanilla_proofs_files)
+            .filter_map(|f| lengths.get(f.as_str()))
+            .sum();
+        println!(
+            "{:<8} registered_proof {:>2}  {:>10}  vanilla proofs verified in {:.2} s",
+            r.kind,
+            r.registered_proof,
+            human_size(bytes),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    println!(
+        "generated in {:.1} s, checked in {:.1} s; no parameters written: prove these with the \
+         circuits' real parameters or `cuzk gen params`' insecure ones",
+        m.total_seconds,
+        started.elapsed().as_secs_f64() - m.total_seconds
+    );
     Ok(())
 }
 

@@ -12,6 +12,8 @@
 //! - [`testdata`]: a seeded 2 KiB sector sealed on the CPU, with requests for every kind.
 //! - [`shaped`]: TIMING-ONLY requests of the real 32 GiB / 64 GiB shapes (random vanilla
 //!   proofs; their proofs do not verify), and constraint counting without a witness.
+//! - [`sparse`]: requests of a synthetic sparse sector at any size (32 GiB and 64 GiB
+//!   included) that satisfy the real circuits: their proofs verify, without sealing.
 //! - [`compiled`]: pre-compiled constraint matrices (witness-only synthesis + sparse
 //!   matrix–vector products).
 //! - [`mod@bench`]: synthesis speed of our recorder against bellperson's (the reference
@@ -55,6 +57,7 @@ pub mod registry;
 pub mod request;
 pub mod shaped;
 mod snap;
+pub mod sparse;
 pub mod testdata;
 
 pub use error::{FilecoinError, Result};

@@ -27,10 +27,10 @@ use crate::request::ProofRequest;
 use crate::testdata::{write_manifest, Manifest, RequestSpec, SectorFacts, MANIFEST};
 
 mod count;
-mod porep;
-mod post;
-mod snap;
-mod tree;
+pub(crate) mod porep;
+pub(crate) mod post;
+pub(crate) mod snap;
+pub(crate) mod tree;
 
 pub use count::{
     count_blank, count_blank_post_sectors, count_circuit, count_partition, count_post_sectors,
@@ -74,10 +74,10 @@ pub struct ShapedOptions {
 
 /// The public facts of the fictitious PoRep sector.
 pub(crate) struct Facts {
-    comm_r: [u8; 32],
-    comm_d: [u8; 32],
-    ticket: [u8; 32],
-    seed: [u8; 32],
+    pub(crate) comm_r: [u8; 32],
+    pub(crate) comm_d: [u8; 32],
+    pub(crate) ticket: [u8; 32],
+    pub(crate) seed: [u8; 32],
 }
 
 /// The four timing-only requests of one sector size.
@@ -154,7 +154,12 @@ pub fn ensure(opts: &ShapedOptions) -> Result<(ShapedManifest, bool)> {
 }
 
 /// Writes one file, recording its name and length.
-fn write(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<(String, u64)>) -> Result<()> {
+pub(crate) fn write(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    files: &mut Vec<(String, u64)>,
+) -> Result<()> {
     let p = dir.join(name);
     if let Some(parent) = p.parent() {
         fs::create_dir_all(parent).map_err(|e| FilecoinError::io(parent, e))?;
@@ -183,26 +188,26 @@ fn spec(kind: &str, req: &ProofRequest, single: Option<String>, many: Vec<String
     }
 }
 
-/// Generates the requests into `opts.out` (no cache check; see [`ensure`]).
-pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
-    let started = Instant::now();
-    let dir = &opts.out;
-    fs::create_dir_all(dir).map_err(|e| FilecoinError::io(dir, e))?;
-    let _ = fs::remove_file(dir.join(MANIFEST));
-    let r = requests(opts.sector_size, opts.seed)?;
-    let seal_seconds = started.elapsed().as_secs_f64();
+/// Files written, with their lengths (a manifest's `files`).
+pub(crate) type Files = Vec<(String, u64)>;
 
-    let tag = format!("{}-timing-only", opts.sector_size.short());
+/// Writes each `(kind, request)`'s payload into `dir` under names tagged `tag` (PoRep's
+/// envelope as `porep-{tag}-c1.json`, one `.bin` per vanilla proof of the others), and
+/// returns the manifest entries and every file with its length.
+pub(crate) fn write_requests<'a>(
+    dir: &Path,
+    tag: &str,
+    requests: impl IntoIterator<Item = (&'a str, &'a ProofRequest)>,
+) -> Result<(Vec<RequestSpec>, Files)> {
     let mut files = Vec::new();
     let mut specs = Vec::new();
-    let porep_file = format!("porep-{tag}-c1.json");
-    write(dir, &porep_file, &r.porep.vanilla_proof, &mut files)?;
-    specs.push(spec("porep", &r.porep, Some(porep_file), Vec::new()));
-    for (kind, req) in [
-        ("snap", &r.snap),
-        ("wpost", &r.wpost),
-        ("winning", &r.winning),
-    ] {
+    for (kind, req) in requests {
+        if req.kind == ProofKind::PoRepSealCommit {
+            let name = format!("{kind}-{tag}-c1.json");
+            write(dir, &name, &req.vanilla_proof, &mut files)?;
+            specs.push(spec(kind, req, Some(name), Vec::new()));
+            continue;
+        }
         let mut names = Vec::with_capacity(req.vanilla_proofs.len());
         for (i, bytes) in req.vanilla_proofs.iter().enumerate() {
             let name = if req.vanilla_proofs.len() == 1 {
@@ -215,6 +220,29 @@ pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
         }
         specs.push(spec(kind, req, None, names));
     }
+    Ok((specs, files))
+}
+
+/// Generates the requests into `opts.out` (no cache check; see [`ensure`]).
+pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
+    let started = Instant::now();
+    let dir = &opts.out;
+    fs::create_dir_all(dir).map_err(|e| FilecoinError::io(dir, e))?;
+    let _ = fs::remove_file(dir.join(MANIFEST));
+    let r = requests(opts.sector_size, opts.seed)?;
+    let seal_seconds = started.elapsed().as_secs_f64();
+
+    let tag = format!("{}-timing-only", opts.sector_size.short());
+    let (specs, mut files) = write_requests(
+        dir,
+        &tag,
+        [
+            ("porep", &r.porep),
+            ("snap", &r.snap),
+            ("wpost", &r.wpost),
+            ("winning", &r.winning),
+        ],
+    )?;
     let note = format!(
         "{WARNING}\n\nSector size {}, seed {}. Requests: {}. No parameters were written.\n",
         opts.sector_size,

@@ -26,9 +26,9 @@ use crate::error::{FilecoinError, Result};
 use crate::registry::{prover_id_from_miner_id, seal_from_u64, ProofKind, SectorSize};
 use crate::request::{C1Envelope, ProofRequest};
 
-type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
+pub(crate) type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 /// An inclusion proof in tree C or R.
-type TreeProof<Tree> = MerkleProof<
+pub(crate) type TreeProof<Tree> = MerkleProof<
     <Tree as MerkleTreeTrait>::Hasher,
     <Tree as MerkleTreeTrait>::Arity,
     <Tree as MerkleTreeTrait>::SubTreeArity,
@@ -36,7 +36,7 @@ type TreeProof<Tree> = MerkleProof<
 >;
 
 /// The Go-side `RegisteredSealProof` of the timing-only PoRep request (`…V1_1`).
-pub(super) fn registered_proof(size: SectorSize) -> u64 {
+pub(crate) fn registered_proof(size: SectorSize) -> u64 {
     5 + size.index()
 }
 
@@ -81,7 +81,7 @@ fn column<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// `parents` repeated to the label hash's `TOTAL_PARENTS` inputs, as the prover does.
-fn repeat_parents<D: Copy>(parents: &[D]) -> Vec<D> {
+pub(crate) fn repeat_parents<D: Copy>(parents: &[D]) -> Vec<D> {
     parents
         .iter()
         .copied()
@@ -258,7 +258,7 @@ fn c1_output<Tree: 'static + MerkleTreeTrait>(
 
 /// filecoin-proofs-api's per-size enum around the vanilla proofs (`Tree` is the shape
 /// `with_tree!` picked for `size`, so the downcast cannot fail).
-fn to_api<Tree: 'static + MerkleTreeTrait>(
+pub(crate) fn to_api<Tree: 'static + MerkleTreeTrait>(
     size: SectorSize,
     proofs: Vec<Vec<VanillaSealProof<Tree>>>,
 ) -> Result<ApiVanillaProofs> {

@@ -25,7 +25,7 @@ const NODE_SIZE: usize = 32;
 
 /// The Go-side `RegisteredPoStProof` of a timing-only PoSt request: WinningPoSt `…V1`,
 /// WindowPoSt `…V1_1` (filecoin-proofs-api's `…V1_2`, as Curio sends today).
-pub(super) fn registered_proof(kind: ProofKind, size: SectorSize) -> u64 {
+pub(crate) fn registered_proof(kind: ProofKind, size: SectorSize) -> u64 {
     match kind {
         ProofKind::WinningPost => size.index(),
         _ => 10 + size.index(),
@@ -34,7 +34,7 @@ pub(super) fn registered_proof(kind: ProofKind, size: SectorSize) -> u64 {
 
 /// A PoSt request of `kind` (`WinningPost` or `WindowPostPartition`): as many sectors as one
 /// partition holds, partition 0.
-pub(super) fn request(
+pub(crate) fn request(
     kind: ProofKind,
     size: SectorSize,
     miner_id: u64,

@@ -17,13 +17,13 @@ use crate::registry::{update_from_u64, ProofKind, SectorSize};
 use crate::request::ProofRequest;
 
 /// The Go-side `RegisteredUpdateProof` of the timing-only SnapDeals request.
-pub(super) fn registered_proof(size: SectorSize) -> u64 {
+pub(crate) fn registered_proof(size: SectorSize) -> u64 {
     size.index()
 }
 
 /// A SnapDeals request: one bincode `PartitionProof` per partition and the three
 /// commitments.
-pub(super) fn request(size: SectorSize, rng: &mut ChaCha8Rng) -> Result<ProofRequest> {
+pub(crate) fn request(size: SectorSize, rng: &mut ChaCha8Rng) -> Result<ProofRequest> {
     crate::with_tree!(size, request_tree(size, rng))
 }
 
