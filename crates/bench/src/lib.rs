@@ -12,6 +12,8 @@
 //! - [`gpus`]: multi-GPU scaling of the engine (`cuzk bench gpus`; real GPUs need the `cuda`
 //!   feature).
 //! - [`demo`]: the mixed Filecoin batch through an embedded daemon (`cuzk demo`).
+//! - [`selftest`]: proofs of a synthetic sparse sector of every kind and size through a running
+//!   daemon, checked with filecoin-proofs' verifier (`cuzk selftest`).
 //! - [`synth`]: real-size synthesis, the daemon's path against bellperson's (`cuzk bench synth`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -25,6 +27,7 @@ pub mod pipeline;
 pub mod prove;
 pub mod report;
 pub mod request_file;
+pub mod selftest;
 pub mod synth;
 pub mod timeline;
 pub mod verify;

@@ -1,12 +1,14 @@
 //! `cuzk gen`: generators for test material (`gen params`: INSECURE test parameters).
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use cuzk_groth16::params::{write_params, write_vk};
-use cuzk_groth16::setup::generate_params_timed;
+use cuzk_filecoin::params::write_insecure_params;
+use cuzk_groth16::compiled::CompiledCircuit;
+use cuzk_groth16::params::write_vk;
+use cuzk_groth16::setup::{write_params_streamed, CpuPoints, PointMaker};
 use cuzk_groth16::synthetic::CircuitSpec;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Arguments of `cuzk gen`.
@@ -20,8 +22,11 @@ pub struct GenArgs {
 /// The `cuzk gen` subcommands.
 #[derive(Subcommand)]
 pub enum GenCommand {
-    /// Generate INSECURE Groth16 test parameters (`FILE` and `FILE`'s `.vk` sibling) for a
-    /// synthetic circuit. The toxic waste comes from the seed: anyone can forge proofs.
+    /// Generate INSECURE Groth16 test parameters, streamed to disk: for a real Filecoin
+    /// circuit (`porep-32g`, `snap-32g`, `wpost-32g`, `winning-32g`, `porep-2k`, ...) under
+    /// Filecoin's file names in the directory `--out` (with `.vk`, `.meta` and a note); for a
+    /// synthetic circuit into the file `--out` and its `.vk` sibling. The toxic waste comes from
+    /// the seed: anyone who knows it can forge proofs. For tests and self-tests only.
     Params(ParamsArgs),
     /// Seal a small sector with filecoin-proofs on the CPU and write one request per proof
     /// kind (PoRep C1 envelope, WinningPoSt, WindowPoSt, SnapDeals), a `manifest.json`, and
@@ -86,16 +91,23 @@ pub struct TestdataArgs {
 /// Arguments of `cuzk gen params`.
 #[derive(Args)]
 pub struct ParamsArgs {
-    /// The circuit: `synthetic:constraints=2^16,inputs=4,aux=1.0,a=1.0,b=0.25,seed=7`
-    /// (every key optional) or `sha256:blocks=N,seed=S`.
+    /// The circuit: a Filecoin circuit id (`porep-32g`, `snap-64g`, `wpost-2k`, ...), or
+    /// `synthetic:constraints=2^16,inputs=4,aux=1.0,a=1.0,b=0.25,seed=7` (every key optional)
+    /// or `sha256:blocks=N,seed=S`.
     #[arg(long)]
-    pub circuit: CircuitSpec,
-    /// Output `.params` file; the verifying key goes beside it with the extension `.vk`.
+    pub circuit: String,
+    /// For a Filecoin circuit, the output directory (use it as the daemon's
+    /// `srs.params_dir` and as `FIL_PROOFS_PARAMETER_CACHE`); otherwise the output `.params`
+    /// file, its verifying key beside it with the extension `.vk`.
     #[arg(long)]
     pub out: PathBuf,
     /// Seed of the toxic waste (the parameters are a deterministic function of it).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Make the points on the CPU even where a CUDA device is (by default a CUDA build uses
+    /// device 0 when there is one).
+    #[arg(long)]
+    pub cpu: bool,
 }
 
 /// Runs `cuzk gen`.
@@ -333,11 +345,44 @@ fn run_synthetic_sector(args: TestdataArgs) -> anyhow::Result<()> {
 
 fn run_params(args: ParamsArgs) -> anyhow::Result<()> {
     warn_insecure(args.seed);
-    let vk_path = args.out.with_extension("vk");
-    println!("circuit: {}", args.circuit);
+    let points = point_maker(args.cpu)?;
+    println!("points made on {}", points.name());
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
-    let (srs, shape, t) = generate_params_timed(args.circuit, &mut rng)
-        .with_context(|| format!("setup for {}", args.circuit))?;
+    let started = Instant::now();
+    let (params, vk, compile, setup) = match args.circuit.parse::<cuzk_filecoin::CircuitId>() {
+        Ok(id) => {
+            let w = write_insecure_params(id, &args.out, args.seed, &mut rng, points.as_ref())
+                .with_context(|| format!("setup for {id}"))?;
+            println!(
+                "{id}: blank circuit compiled in {:.1} s ({} of matrices)",
+                w.compile_seconds,
+                human_size(w.compile_bytes as u64)
+            );
+            (
+                w.files.params_path(&args.out),
+                w.files.vk_path(&args.out),
+                w.compile_seconds,
+                w.setup,
+            )
+        }
+        Err(_) => {
+            let spec: CircuitSpec = args
+                .circuit
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--circuit {}: {e}", args.circuit))?;
+            let t = Instant::now();
+            let compiled = CompiledCircuit::compile(&args.circuit, spec)
+                .with_context(|| format!("compiling {}", args.circuit))?;
+            let compile = t.elapsed().as_secs_f64();
+            let setup = write_params_streamed(&compiled, &mut rng, &args.out, points.as_ref())
+                .with_context(|| format!("setup for {}", args.circuit))?;
+            drop(compiled);
+            let vk = args.out.with_extension("vk");
+            write_vk(&vk, &setup.vk).with_context(|| "writing the verifying key")?;
+            (args.out.clone(), vk, compile, setup)
+        }
+    };
+    let (shape, t) = (setup.shape, setup.timings);
     println!(
         "shape: {} constraints, {} inputs (with ONE), {} aux, domain 2^{}",
         shape.constraints,
@@ -346,36 +391,37 @@ fn run_params(args: ParamsArgs) -> anyhow::Result<()> {
         shape.domain.trailing_zeros()
     );
     println!(
-        "points: h {}, l {}, a {}, b_g1 {}, b_g2 {}, ic {}",
-        srs.h().len(),
-        srs.l().len(),
-        srs.a().len(),
-        srs.b_g1().len(),
-        srs.b_g2().len(),
-        srs.vk().ic.len()
-    );
-    println!(
-        "setup: {:.2} s (synthesize {:.2} s, evaluate {:.2} s, G1 {:.2} s, G2 {:.2} s)",
+        "setup: {:.1} s after the compile (evaluate {:.1} s, G1 {:.1} s, G2 {:.1} s), {:.1} s \
+         in all",
         t.total.as_secs_f64(),
-        t.synthesize.as_secs_f64(),
         t.evaluate.as_secs_f64(),
         t.g1.as_secs_f64(),
-        t.g2.as_secs_f64()
+        t.g2.as_secs_f64(),
+        compile + t.total.as_secs_f64()
     );
-    let started = Instant::now();
-    write_params(&args.out, &srs).with_context(|| "writing parameters")?;
-    write_vk(&vk_path, srs.vk()).with_context(|| "writing verifying key")?;
-    let write = started.elapsed();
     println!(
-        "wrote {} ({}) and {} ({}) in {:.2} s",
-        args.out.display(),
-        human_size(file_len(&args.out)?),
-        vk_path.display(),
-        human_size(file_len(&vk_path)?),
-        write.as_secs_f64()
+        "wrote {} ({}) and {}; {:.1} s wall; peak RSS {}",
+        params.display(),
+        human_size(setup.bytes),
+        vk.display(),
+        started.elapsed().as_secs_f64(),
+        cuzk_core::peak_rss_bytes()
+            .map(human_size)
+            .unwrap_or_else(|| "?".into())
     );
     warn_insecure(args.seed);
     Ok(())
+}
+
+/// The setup's point maker: CUDA device 0 when this build has CUDA and a device is there
+/// (unless `cpu`), else every core.
+fn point_maker(cpu: bool) -> anyhow::Result<Box<dyn PointMaker>> {
+    if !cpu && !cuzk_cuda::devices().is_empty() {
+        return Ok(Box::new(
+            cuzk_cuda::GpuPoints::new(0).with_context(|| "opening CUDA device 0")?,
+        ));
+    }
+    Ok(Box::new(CpuPoints::new()))
 }
 
 fn warn_insecure(seed: u64) {
@@ -383,12 +429,6 @@ fn warn_insecure(seed: u64) {
         "WARNING: INSECURE TEST PARAMETERS. The toxic waste is derived from seed {seed}; \
          anyone who knows it can forge proofs. Use only for tests and benchmarks."
     );
-}
-
-fn file_len(path: &Path) -> anyhow::Result<u64> {
-    Ok(std::fs::metadata(path)
-        .with_context(|| format!("{}", path.display()))?
-        .len())
 }
 
 fn human_size(bytes: u64) -> String {

@@ -10,6 +10,7 @@ mod demo;
 mod engine_setup;
 mod gen;
 mod prove;
+mod selftest;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +37,12 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Print a running daemon's status.
     Status(client_bench::AddrArgs),
+    /// Prove requests of a SYNTHETIC sparse sector of every kind and size asked through a
+    /// running daemon, and check each proof with filecoin-proofs' verifier against a
+    /// parameter directory's verifying keys; prints a table, fails unless all are VALID.
+    /// Such proofs show that the daemon's proofs verify at real size, but they prove a sector
+    /// that was never sealed: useless on chain.
+    Selftest(selftest::SelftestArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +54,7 @@ fn main() -> ExitCode {
         Command::Daemon(args) => daemon::run(args),
         Command::Demo(args) => demo::run(args),
         Command::Status(args) => client_bench::run_status(args),
+        Command::Selftest(args) => selftest::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

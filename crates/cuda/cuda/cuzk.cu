@@ -65,6 +65,7 @@ typedef fr_t scalar_t;
 } while (0)
 
 #include "queued_msm.cuh"
+#include "fixed_base.cuh"
 
 // ---------------------------------------------------------------------------------------
 // Kernels
@@ -1494,6 +1495,86 @@ void cuzk_host_unregister(int dev, const void* p)
         if (cudaHostUnregister(const_cast<void*>(p)) != cudaSuccess)
             (void)cudaGetLastError();
     } catch (...) {}
+}
+
+// ---------------------------------------------------------------------------------------
+// Fixed-base multiplication for the insecure setup (fixed_base.cuh)
+
+// Uploads generator G's window table (`len` affine points of G1, or G2 when `g2`, as blstrs
+// holds them) to device `dev`.
+RustError::by_value cuzk_fixed_base_create(int dev, int g2, const void* table, size_t len,
+                                           uint32_t window, cuzk_fixed_base** out)
+{
+    CUZK_TRY
+        *out = nullptr;
+        CUZK_REQUIRE(window >= 2 && window <= 16, "window of 2 to 16 bits");
+        const uint32_t windows = (256 + window - 1) / window;
+        CUZK_REQUIRE(len == (size_t)windows << (window - 1), "table length");
+        (void)select_gpu(dev);
+        auto* fb = new cuzk_fixed_base{};
+        fb->dev = dev;
+        fb->g2 = g2;
+        fb->window = window;
+        fb->windows = windows;
+        try {
+            const size_t bytes = len * (g2 ? sizeof(affine2_t::mem_t) : sizeof(affine_t::mem_t));
+            CUDA_OK(cudaStreamCreateWithFlags(&fb->stream, cudaStreamNonBlocking));
+            CUDA_OK(cudaMalloc(&fb->table, bytes));
+            CUDA_OK(cudaMemcpy(fb->table, table, bytes, cudaMemcpyHostToDevice));
+        } catch (...) {
+            if (fb->table) cudaFree(fb->table);
+            if (fb->stream) cudaStreamDestroy(fb->stream);
+            delete fb;
+            throw;
+        }
+        *out = fb;
+    CUZK_CATCH
+}
+
+// out[i] = the encoding of scalars[i]·G (96 bytes in G1, 192 in G2), for i < n; waits.
+RustError::by_value cuzk_fixed_base_run(cuzk_fixed_base* fb, const fr_t* scalars, size_t n,
+                                        uint8_t* out)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(fb != nullptr, "no fixed-base context");
+        if (n == 0)
+            return RustError{0};
+        (void)select_gpu(fb->dev);
+        const size_t point = fb->g2 ? 192 : 96;
+        if (n > fb->cap) {
+            if (fb->scalars) CUDA_OK(cudaFree(fb->scalars));
+            if (fb->out) CUDA_OK(cudaFree(fb->out));
+            fb->scalars = nullptr;
+            fb->out = nullptr;
+            fb->cap = 0;
+            CUDA_OK(cudaMalloc(&fb->scalars, n * sizeof(fr_t)));
+            CUDA_OK(cudaMalloc(&fb->out, n * point));
+            fb->cap = n;
+        }
+        CUDA_OK(cudaMemcpyAsync(fb->scalars, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice,
+                                fb->stream));
+        if (fb->g2)
+            fixed_base_launch<fp2_t, 2>(fb, n);
+        else
+            fixed_base_launch<fp_t, 1>(fb, n);
+        CUDA_OK(cudaMemcpyAsync(out, fb->out, n * point, cudaMemcpyDeviceToHost, fb->stream));
+        CUDA_OK(cudaStreamSynchronize(fb->stream));
+    CUZK_CATCH
+}
+
+void cuzk_fixed_base_destroy(cuzk_fixed_base* fb)
+{
+    if (fb == nullptr)
+        return;
+    try {
+        (void)select_gpu(fb->dev);
+    } catch (...) {
+    }
+    if (fb->scalars) cudaFree(fb->scalars);
+    if (fb->out) cudaFree(fb->out);
+    if (fb->table) cudaFree(fb->table);
+    if (fb->stream) cudaStreamDestroy(fb->stream);
+    delete fb;
 }
 
 } // extern "C"

@@ -1,7 +1,8 @@
 //! Stand-in for the CUDA backend when the crate is built without the `cuda` feature: the same
 //! API, every operation failing with [`ProveError::Unavailable`].
 use crate::{CudaOptions, DeviceInfo, PhaseTimings, VramStatus};
-use cuzk_groth16::{Pending, Proof, ProveError, ProverBackend, Scalar, Srs, Synthesized};
+use cuzk_groth16::setup::PointMaker;
+use cuzk_groth16::{Error, Pending, Proof, ProveError, ProverBackend, Scalar, Srs, Synthesized};
 
 fn unavailable() -> ProveError {
     ProveError::Unavailable("cuzk was built without CUDA (enable the `cuda` feature)".into())
@@ -127,4 +128,32 @@ impl ProverBackend for CudaProver {
 /// No devices: this build has no CUDA backend.
 pub fn devices() -> Vec<DeviceInfo> {
     Vec::new()
+}
+
+/// Setup points made on a CUDA device; without the `cuda` feature it cannot be constructed.
+#[derive(Debug)]
+pub struct GpuPoints {
+    _private: (),
+}
+
+impl GpuPoints {
+    /// Always fails: this build has no CUDA backend.
+    pub fn new(_ordinal: usize) -> Result<GpuPoints, Error> {
+        Err(Error::Points(unavailable().to_string()))
+    }
+}
+
+impl PointMaker for GpuPoints {
+    fn name(&self) -> String {
+        "CUDA (not built)".into()
+    }
+    fn batch(&self) -> usize {
+        1
+    }
+    fn g1(&self, _: &[Scalar], _: &mut [u8]) -> Result<(), Error> {
+        Err(Error::Points(unavailable().to_string()))
+    }
+    fn g2(&self, _: &[Scalar], _: &mut [u8]) -> Result<(), Error> {
+        Err(Error::Points(unavailable().to_string()))
+    }
 }

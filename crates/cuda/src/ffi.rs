@@ -17,6 +17,12 @@ pub(crate) struct WorkerHandle {
     _opaque: [u8; 0],
 }
 
+/// Opaque fixed-base context: a generator's window table on one device (`fixed_base.cuh`).
+#[repr(C)]
+pub(crate) struct FixedBaseHandle {
+    _opaque: [u8; 0],
+}
+
 /// Opaque device-resident constraint matrices of one compiled circuit.
 #[repr(C)]
 pub(crate) struct MatricesHandle {
@@ -241,6 +247,21 @@ extern "C" {
         code: *mut c_int,
     ) -> sppark::Error;
     pub(crate) fn cuzk_host_unregister(dev: c_int, p: *const u8);
+    pub(crate) fn cuzk_fixed_base_create(
+        dev: c_int,
+        g2: c_int,
+        table: *const u8,
+        len: usize,
+        window: u32,
+        out: *mut *mut FixedBaseHandle,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_fixed_base_run(
+        fb: *mut FixedBaseHandle,
+        scalars: *const Scalar,
+        n: usize,
+        out: *mut u8,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_fixed_base_destroy(fb: *mut FixedBaseHandle);
 }
 
 /// Turns sppark's error into a `Result`, keeping the `expr@file:line` message.

@@ -24,6 +24,8 @@
 //! - [`devices`]: the visible CUDA devices (empty without the feature or without a GPU).
 //! - [`plan`]: the host-side split of each MSM into "scalar is 1" (batch addition), "scalar is
 //!   0" (skipped) and the rest (Pippenger), plain Rust, tested without a GPU.
+//! - [`GpuPoints`]: the insecure setup's points made on a device (`cuda/fixed_base.cuh`), for
+//!   `cuzk gen params`.
 //! - [`timing`]: timing-only parameters (NOT VERIFYING) and PoRep-shaped partitions for
 //!   benchmarks.
 #![deny(missing_docs)]
@@ -50,6 +52,8 @@ mod points;
 #[cfg(feature = "cuda")]
 mod residency;
 #[cfg(feature = "cuda")]
+mod setup;
+#[cfg(feature = "cuda")]
 mod sizes;
 #[cfg(feature = "cuda")]
 mod vram;
@@ -57,6 +61,8 @@ mod vram;
 pub use device::devices;
 #[cfg(feature = "cuda")]
 pub use gpu::CudaProver;
+#[cfg(feature = "cuda")]
+pub use setup::GpuPoints;
 
 /// VRAM accounting of one device (see [`CudaProver::vram_status`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,7 +92,7 @@ pub struct VramStatus {
 #[cfg(not(feature = "cuda"))]
 mod disabled;
 #[cfg(not(feature = "cuda"))]
-pub use disabled::{devices, CudaProver};
+pub use disabled::{devices, CudaProver, GpuPoints};
 
 /// Whether this build contains the CUDA backend.
 pub const CUDA_BUILT: bool = cfg!(feature = "cuda");

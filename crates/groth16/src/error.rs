@@ -14,6 +14,10 @@ pub enum Error {
     /// Circuit synthesis failed.
     #[error("synthesis failed: {0}")]
     Synthesis(#[from] bellpepper_core::SynthesisError),
+    /// A setup's points could not be made (a point maker's device failed, or a section did
+    /// not fit the file format).
+    #[error("making the setup's points: {0}")]
+    Points(String),
 }
 
 /// Errors compiling a circuit's constraint matrices ([`crate::compiled::CompiledCircuit`]).

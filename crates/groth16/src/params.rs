@@ -54,7 +54,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 mod read;
-mod wire;
+pub(crate) mod wire;
 mod write;
 
 pub use read::{

@@ -24,9 +24,13 @@
 //! domain 2^22), ~2 s at 2^16 (`bench/RESULTS.md`).
 mod assembly;
 mod fixed_base;
+mod points;
 mod sections;
+mod stream;
 
+pub use points::{g1_window_table, g2_window_table, CpuPoints, PointMaker, G1_BYTES, G2_BYTES};
 pub use sections::{sections, Sections};
+pub use stream::{write_params_streamed, StreamedSetup};
 
 use crate::error::Error;
 use crate::params::{Srs, VerifyingKey};
@@ -41,7 +45,7 @@ use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 /// Field elements handled per parallel task when computing scalars.
-const CHUNK: usize = 1 << 14;
+pub(crate) const CHUNK: usize = 1 << 14;
 
 /// Where setup spent its time.
 #[derive(Clone, Copy, Debug, Default)]
@@ -178,16 +182,16 @@ fn fixed_base_many<G: SetupGroup>(scalars: &[Scalar], window: usize) -> Vec<G::A
 }
 
 /// The secrets of one setup. Dropped (not zeroized: these parameters are insecure anyway).
-struct ToxicWaste {
-    tau: Scalar,
-    alpha: Scalar,
-    beta: Scalar,
-    gamma: Scalar,
-    delta: Scalar,
+pub(crate) struct ToxicWaste {
+    pub(crate) tau: Scalar,
+    pub(crate) alpha: Scalar,
+    pub(crate) beta: Scalar,
+    pub(crate) gamma: Scalar,
+    pub(crate) delta: Scalar,
 }
 
 impl ToxicWaste {
-    fn draw(rng: &mut impl RngCore, domain: u64) -> Self {
+    pub(crate) fn draw(rng: &mut impl RngCore, domain: u64) -> Self {
         let mut nonzero = || loop {
             let x = Scalar::random(&mut *rng);
             if !bool::from(x.is_zero()) {
@@ -236,7 +240,7 @@ fn lagrange_at(tau: Scalar, omega: Scalar, domain: usize, rows: usize) -> Vec<Sc
 }
 
 /// Inverts every element in place (all must be non-zero) with one field inversion.
-fn batch_invert(v: &mut [Scalar]) {
+pub(crate) fn batch_invert(v: &mut [Scalar]) {
     let mut prefix = Vec::with_capacity(v.len());
     let mut acc = Scalar::ONE;
     for x in v.iter() {

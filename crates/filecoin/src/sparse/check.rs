@@ -131,3 +131,50 @@ fn post_proofs<Tree: 'static + MerkleTreeTrait>(
         .map_err(failed("verifying the PoSt vanilla proofs"))?;
     Ok(true)
 }
+
+/// The public facts of a PoRep request that `verify_seal` takes besides the prover and
+/// sector ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PorepPublic {
+    /// comm_r.
+    pub comm_r: [u8; 32],
+    /// comm_d.
+    pub comm_d: [u8; 32],
+    /// The interactive seed.
+    pub seed: [u8; 32],
+    /// The ticket.
+    pub ticket: [u8; 32],
+}
+
+/// The commitments, seed and ticket of a PoRep request's C1 output.
+pub fn porep_public(req: &ProofRequest) -> Result<PorepPublic> {
+    let phase1: SealCommitPhase1Output =
+        serde_json::from_slice(&C1Envelope::parse(&req.vanilla_proof)?.phase1_bytes()?)
+            .map_err(FilecoinError::Phase1Json)?;
+    Ok(PorepPublic {
+        comm_r: phase1.comm_r,
+        comm_d: phase1.comm_d,
+        seed: phase1.seed,
+        ticket: phase1.ticket,
+    })
+}
+
+/// The `(sector id, comm_r)` of every sector proof of a PoSt request.
+pub fn post_sectors(req: &ProofRequest) -> Result<Vec<(u64, [u8; 32])>> {
+    let (_, size) = req.registered()?;
+    crate::with_tree!(size, post_sectors_tree(req))
+}
+
+fn post_sectors_tree<Tree: 'static + MerkleTreeTrait>(
+    req: &ProofRequest,
+) -> Result<Vec<(u64, [u8; 32])>> {
+    req.vanilla_proofs
+        .iter()
+        .map(|b| {
+            let p: FallbackPoStSectorProof<Tree> = bincode::deserialize(b)
+                .map_err(|e| FilecoinError::filecoin("a PoSt sector proof", e))?;
+            let comm_r: [u8; 32] = p.comm_r.into_bytes().try_into().unwrap_or_default();
+            Ok((u64::from(p.sector_id), comm_r))
+        })
+        .collect()
+}

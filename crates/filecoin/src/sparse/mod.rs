@@ -36,7 +36,7 @@ mod porep;
 mod snap;
 pub(crate) mod tree;
 
-pub use check::verify_vanilla;
+pub use check::{porep_public, post_sectors, verify_vanilla, PorepPublic};
 
 /// Version of these files (apart from [`crate::testdata`]'s and [`crate::shaped`]'s).
 pub const GENERATOR_VERSION: u32 = 2_000_001;

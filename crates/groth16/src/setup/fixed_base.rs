@@ -215,6 +215,11 @@ impl<G: SetupGroup> FixedBase<G> {
         }
     }
 
+    /// The table (see the type's docs).
+    pub(crate) fn into_table(self) -> Vec<G::Aff> {
+        self.table
+    }
+
     /// `out[i] = scalars[i] · G` in affine form, in parallel.
     pub(crate) fn mul_many(&self, scalars: &[Scalar], out: &mut [G::Aff]) {
         debug_assert_eq!(scalars.len(), out.len());

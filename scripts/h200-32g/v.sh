@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Phase V (issue 28: verified at real size). INSECURE parameters of the real 32 GiB circuits
+# made by `cuzk gen params` (points on the GPU), requests of a synthetic sparse sector, the
+# daemon with its self-check on (no timing-only allowance), and `cuzk selftest`: filecoin-proofs'
+# verifier on every proof. The proofs VERIFY (under these insecure keys); they prove a sector
+# that was never sealed.
+#
+# `v.sh start` (a fresh machine): `setup_points` (the GPU's setup points against the CPU's),
+#   then the run below in its own session, logging to /tmp/v.log; returns at once.
+# `v.sh wait [SECS]`: prints the log as it grows, until the run ends or SECS (540) pass.
+#   Call it back to back (the machine keeps its files and the run for 30 s after a call).
+# The run, phase by phase ($PHASES, default "porep nocheck snap wpost"; the disk holds one
+# large parameter file, so snap and wpost delete the last one's first):
+#   porep:   porep-32g parameters, the daemon with porep-32g preloaded, `cuzk selftest` PoRep,
+#            PoRep C2 c=2 j=4 (client-verified), winning-32g parameters and `selftest` WinningPoSt;
+#   nocheck: the same daemon restarted with `[pipeline] self_verify = false`, c=2 j=4 again
+#            (the self-check's cost, same parameters and requests);
+#   snap:    snap-32g parameters, the daemon, `selftest` SnapDeals (16 partitions);
+#   wpost:   wpost-32g parameters, the daemon, `selftest` WindowPoSt (2,349 sectors).
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+LOG=/tmp/v.log
+P=/tmp/pv
+
+# daemon_up CIRCUIT [EXTRA_TOML]: the daemon on $P with CIRCUIT preloaded, default config
+# (self-check on, TIMING-ONLY refused); waits for the load (up to 400 s).
+daemon_up() {
+  pkill -x cuzk; sleep 2
+  printf '[srs]\nparams_dir = "%s"\npreload = ["%s"]\n%b' "$P" "$1" "${2:-}" > /tmp/cuzk.toml
+  local t=$(date +%s)
+  setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK > /tmp/daemon.log 2>&1 < /dev/null &
+  while ! grep -q "SRS loaded\|rror" /tmp/daemon.log 2>/dev/null && [ $(( $(date +%s) - t )) -lt 400 ]; do sleep 2; done
+  echo "daemon: $1 loaded in $(( $(date +%s) - t )) s"
+  grep -E "WARN|ERROR|compiled|SRS loaded" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240 | tail -4
+  vmhwm
+}
+
+# params CIRCUIT: its INSECURE parameters into $P, timed (the command prints its phases and
+# its peak RSS).
+params() {
+  echo "== $1 parameters ($(( $(date +%s) - T0 )) s in)"
+  ( time $D/cuzk gen params --circuit $1 --out $P --seed 28 ) > /tmp/gen-$1.log 2>&1
+  echo "rc=$?"; grep -E "points made|compiled|shape|setup:|wrote|^real|rror" /tmp/gen-$1.log
+  df -h /tmp | tail -1
+}
+
+selftest() {
+  echo "== selftest $1 ($(( $(date +%s) - T0 )) s in)"
+  $D/cuzk selftest --params $P --kinds $1 --sector-size 32GiB --out /tmp/st 2>&1 | grep -v "^NOTE"
+  echo "selftest rc=${PIPESTATUS[0]}"
+}
+
+batch() {
+  echo "== PoRep C2 c=2 j=4, $1 ($(( $(date +%s) - T0 )) s in)"
+  gpu_sample $1
+  FIL_PROOFS_PARAMETER_CACHE=$P $D/cuzk bench batch -k porep -i /tmp/s32/manifest.json -c 2 -j 4 --verify 2>&1 | tee /tmp/bench-$1.log | tail -16
+  gpu_stop; smi_summary /tmp/smi-$1.csv
+}
+
+run() {
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2; df -h /tmp | tail -1
+  mkdir -p $P /tmp/st
+  $D/cuzk gen testdata --synthetic-sector --sector-size 32GiB --out /tmp/s32 2>&1 | grep -v "^NOTE"
+  for phase in ${PHASES:-porep nocheck snap wpost}; do
+    case $phase in
+    porep)
+      params porep-32g
+      daemon_up porep-32g
+      selftest porep
+      batch check
+      params winning-32g
+      selftest winning
+      ;;
+    nocheck)
+      daemon_up porep-32g '[pipeline]\nself_verify = false\n'
+      batch nocheck
+      ;;
+    snap)
+      rm -f $P/*.params; pkill -x cuzk
+      params snap-32g
+      daemon_up snap-32g
+      selftest snap
+      ;;
+    wpost)
+      rm -f $P/*.params; pkill -x cuzk
+      params wpost-32g
+      daemon_up wpost-32g
+      selftest wpost
+      ;;
+    esac
+  done
+  $D/cuzk status 2>&1 | head -20
+  pkill -x cuzk
+  echo "== v done at $(( $(date +%s) - T0 )) s"
+}
+
+case "${1:-}" in
+start)
+  T0=$(date +%s)
+  echo "== setup_points ($D)"
+  ( time CUZK_TEST_SETUP_POINTS=10000000 $D/setup_points --test-threads 1 --nocapture ) > $OUT/setup_points.log 2>&1
+  grep -E "^test |test result|^real|G1 x|G2 x|panicked|differs" $OUT/setup_points.log | tail -24
+  grep -q "test result: ok" $OUT/setup_points.log || { echo "setup_points failed: not starting the run"; exit 1; }
+  rm -f $LOG
+  setsid nohup bash -c "OUT=/tmp/vout T0=$T0 PHASES='${PHASES:-}' $0 run-inner" > $LOG 2>&1 < /dev/null &
+  echo "run started"
+  ;;
+run-inner)
+  mkdir -p /tmp/vout; OUT=/tmp/vout run
+  ;;
+wait)
+  t=$(date +%s); seen=0
+  while [ $(( $(date +%s) - t )) -lt ${2:-540} ]; do
+    n=$(wc -l < $LOG 2>/dev/null || echo 0)
+    [ "$n" -gt "$seen" ] && { sed -n "$((seen + 1)),${n}p" $LOG; seen=$n; }
+    grep -q "== v done" $LOG 2>/dev/null && break
+    sleep 5
+  done
+  cp -f /tmp/v.log /tmp/daemon.log $OUT/ 2>/dev/null
+  grep -q "== v done" $LOG 2>/dev/null && cp -f /tmp/st/*.json $OUT/ 2>/dev/null; true
+  ;;
+*) echo "usage: v.sh start|wait [SECS]" >&2; exit 2 ;;
+esac
