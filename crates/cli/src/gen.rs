@@ -374,9 +374,8 @@ fn run_params(args: ParamsArgs) -> anyhow::Result<()> {
             let compiled = CompiledCircuit::compile(&args.circuit, spec)
                 .with_context(|| format!("compiling {}", args.circuit))?;
             let compile = t.elapsed().as_secs_f64();
-            let setup = write_params_streamed(&compiled, &mut rng, &args.out, points.as_ref())
+            let setup = write_params_streamed(compiled, &mut rng, &args.out, points.as_ref())
                 .with_context(|| format!("setup for {}", args.circuit))?;
-            drop(compiled);
             let vk = args.out.with_extension("vk");
             write_vk(&vk, &setup.vk).with_context(|| "writing the verifying key")?;
             (args.out.clone(), vk, compile, setup)

@@ -96,12 +96,12 @@ fn a_streamed_setup_made_on_the_gpu_equals_the_cpu_s_file() {
     let dir = tempfile::tempdir().unwrap();
     let circuit = "synthetic:constraints=40000,inputs=9,aux=1.0,a=1.0,b=0.25,seed=3";
     let spec: CircuitSpec = circuit.parse().unwrap();
-    let compiled = CompiledCircuit::compile(circuit, spec).unwrap();
     let gpu = GpuPoints::new(0).expect("device 0");
     let mut files = Vec::new();
     for (name, maker) in [("cpu", &CpuPoints::new() as &dyn PointMaker), ("gpu", &gpu)] {
         let path = dir.path().join(format!("{name}.params"));
-        write_params_streamed(&compiled, &mut ChaCha8Rng::seed_from_u64(5), &path, maker).unwrap();
+        let compiled = CompiledCircuit::compile(circuit, spec.clone()).unwrap();
+        write_params_streamed(compiled, &mut ChaCha8Rng::seed_from_u64(5), &path, maker).unwrap();
         files.push(std::fs::read(&path).unwrap());
     }
     assert_eq!(files[0].len(), files[1].len());

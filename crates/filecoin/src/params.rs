@@ -311,13 +311,8 @@ pub fn write_insecure_params(
     let compiled = crate::compiled::compile(id)?;
     let compile_seconds = t.elapsed().as_secs_f64();
     let compile_bytes = compiled.heap_bytes();
-    let setup = cuzk_groth16::setup::write_params_streamed(
-        &compiled,
-        rng,
-        &files.params_path(dir),
-        points,
-    )?;
-    drop(compiled);
+    let setup =
+        cuzk_groth16::setup::write_params_streamed(compiled, rng, &files.params_path(dir), points)?;
     cuzk_groth16::params::write_vk(&files.vk_path(dir), &setup.vk)
         .map_err(cuzk_groth16::Error::from)?;
     let meta = format!("{{\"sector_size\":{}}}", id.size.bytes());
@@ -330,17 +325,57 @@ pub fn write_insecure_params(
          only, never for a real sector.\n",
         files.params, files.vk
     );
-    let mut text = std::fs::read_to_string(&note).unwrap_or_default();
-    if !text.contains(&line) {
-        text.push_str(&line);
-        std::fs::write(&note, text).map_err(|e| FilecoinError::io(&note, e))?;
-    }
+    // One line per parameter file: this one's replaces an earlier one's.
+    let mut text: String = std::fs::read_to_string(&note)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.starts_with(&files.params))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    text.push_str(&line);
+    std::fs::write(&note, text).map_err(|e| FilecoinError::io(&note, e))?;
     Ok(InsecureParams {
         files,
         setup,
         compile_seconds,
         compile_bytes,
     })
+}
+
+/// [`write_insecure_params`] (points on the CPU) for each circuit of `ids` whose `.params`,
+/// `.vk` and `.meta` are not all in `dir` yet from the same `seed`; safe from several
+/// processes at once (a lock file). For tests that share parameters across a target dir.
+pub fn ensure_insecure_params(ids: &[CircuitId], dir: &Path, seed: u64) -> Result<()> {
+    use fs2::FileExt;
+    use rand_core::SeedableRng;
+    std::fs::create_dir_all(dir).map_err(|e| FilecoinError::io(dir, e))?;
+    let lock_path = dir.join(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| FilecoinError::io(&lock_path, e))?;
+    lock.lock_exclusive()
+        .map_err(|e| FilecoinError::io(&lock_path, e))?;
+    let note = std::fs::read_to_string(dir.join(INSECURE_NOTE_FILE)).unwrap_or_default();
+    let mut points = None;
+    for &id in ids {
+        let f = id.param_files()?;
+        let done = [f.params_path(dir), f.vk_path(dir), f.meta_path(dir)]
+            .iter()
+            .all(|p| p.exists())
+            && note
+                .lines()
+                .any(|l| l.starts_with(&f.params) && l.contains(&format!("from seed {seed})")));
+        if !done {
+            let points = points.get_or_insert_with(cuzk_groth16::setup::CpuPoints::new);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            write_insecure_params(id, dir, seed, &mut rng, points)?;
+        }
+    }
+    let _ = fs2::FileExt::unlock(&lock);
+    Ok(())
 }
 
 #[cfg(test)]

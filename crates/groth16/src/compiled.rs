@@ -382,6 +382,22 @@ impl CompiledCircuit {
         freed
     }
 
+    /// Drops the host copy of one matrix (A 0, B 1, C 2) once its user is done with it (the
+    /// streamed setup walks each once); returns the bytes freed. As after
+    /// [`CompiledCircuit::release_host_matrices`], [`CompiledCircuit::evaluate`] refuses from
+    /// then on and that matrix's view is empty.
+    pub fn release_matrix(&mut self, which: usize) -> u64 {
+        let m = match which {
+            0 => &mut self.a,
+            1 => &mut self.b,
+            _ => &mut self.c,
+        };
+        let freed = m.bytes() as u64;
+        *m = Matrix::default();
+        self.released = true;
+        freed
+    }
+
     /// Whether the matrices' host copy was dropped.
     pub fn host_matrices_released(&self) -> bool {
         self.released

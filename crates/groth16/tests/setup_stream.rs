@@ -42,19 +42,15 @@ fn same_file_both_ways(circuit: &str, seed: u64, batches: &[usize]) {
     write_params(&mem, &srs).unwrap();
     write_vk(&dir.path().join("mem.vk"), srs.vk()).unwrap();
     let expected = std::fs::read(&mem).unwrap();
-    let compiled = CompiledCircuit::compile(circuit, spec(circuit)).unwrap();
     let cpu = CpuPoints::new();
     for &batch in batches {
+        let compiled = CompiledCircuit::compile(circuit, spec(circuit)).unwrap();
         let path = dir.path().join(format!("streamed-{batch}.params"));
         let maker = Batched(CpuPoints::new(), batch);
         let maker: &dyn PointMaker = if batch == 0 { &cpu } else { &maker };
-        let out = write_params_streamed(
-            &compiled,
-            &mut ChaCha8Rng::seed_from_u64(seed),
-            &path,
-            maker,
-        )
-        .unwrap();
+        let out =
+            write_params_streamed(compiled, &mut ChaCha8Rng::seed_from_u64(seed), &path, maker)
+                .unwrap();
         let got = std::fs::read(&path).unwrap();
         assert_eq!(out.bytes, got.len() as u64);
         assert_eq!(
@@ -121,7 +117,7 @@ fn a_failing_point_maker_leaves_no_file() {
     let circuit = "synthetic:constraints=2000,inputs=3,seed=1";
     let compiled = CompiledCircuit::compile(circuit, spec(circuit)).unwrap();
     let maker = Failing(CpuPoints::new(), Default::default());
-    let e = write_params_streamed(&compiled, &mut ChaCha8Rng::seed_from_u64(1), &path, &maker)
+    let e = write_params_streamed(compiled, &mut ChaCha8Rng::seed_from_u64(1), &path, &maker)
         .unwrap_err();
     assert!(e.to_string().contains("device lost"), "{e}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);

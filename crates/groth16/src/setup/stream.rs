@@ -6,7 +6,8 @@
 //! is written at its own offset as its points come (one writer thread beside the computation);
 //! the file is created beside its final name and renamed over it once synced. Host memory is
 //! at most two of the circuit's per-variable scalar vectors at once (`32 B × variables`
-//! each), the circuit's matrices, and a few batches of points:
+//! each), the circuit's matrices (each dropped once walked), and three batches of points of
+//! at most [`BATCH_BYTES`] each:
 //!
 //! 1. `h[i] = τⁱ·Z(τ)/δ` (no circuit needed);
 //! 2. B's QAP evaluations `v`, then the `b_g1` and `b_g2` points; `α·v` is kept for B's
@@ -41,6 +42,9 @@ const ROW_BLOCK: usize = 1 << 20;
 
 /// Batches of points waiting for the writer.
 const WRITES_IN_FLIGHT: usize = 2;
+
+/// Bytes of points made at once (the point maker's batch is cut to fit).
+pub const BATCH_BYTES: usize = 512 << 20;
 
 /// What [`write_params_streamed`] wrote.
 #[derive(Clone, Debug)]
@@ -163,9 +167,10 @@ impl Drop for Output {
 
 /// Generates **INSECURE** parameters for `circuit` (toxic waste from `rng`, drawn exactly as
 /// [`super::generate_params`] draws it) straight into the `.params` file `path` (written
-/// beside it, then renamed), with `points` making the points. For tests and benchmarks only.
+/// beside it, then renamed), with `points` making the points; `circuit`'s matrices are
+/// dropped as they are walked. For tests and benchmarks only.
 pub fn write_params_streamed(
-    circuit: &CompiledCircuit,
+    mut circuit: CompiledCircuit,
     rng: &mut impl RngCore,
     path: &Path,
     points: &dyn PointMaker,
@@ -209,7 +214,12 @@ pub fn write_params_streamed(
         c: z_tau * invert(Scalar::from(domain as u64))?,
     };
 
-    let (a_aux, b_in, b_aux) = circuit.densities();
+    // Copies (bits: 16 MB at 2^27 variables), so the matrices can be dropped as they go.
+    let (a_aux, b_in, b_aux) = {
+        let (a, b, c) = circuit.densities();
+        (a.clone(), b.clone(), c.clone())
+    };
+    let (a_aux, b_in, b_aux) = (&a_aux, &b_in, &b_aux);
     let n_a = ni + a_aux.count_ones();
     let n_b = b_in.count_ones() + b_aux.count_ones();
     let layout = Layout::new(ni, domain - 1, naux, n_a, n_b);
@@ -244,7 +254,8 @@ pub fn write_params_streamed(
     // 2. B: v, then b_g1 and b_g2 over B's variables; keep α·v for them.
     let t = Instant::now();
     let mut v = vec![Scalar::ZERO; nvars];
-    evaluate_into(circuit, 1, ni, &lagrange, &mut v);
+    evaluate_into(&circuit, 1, ni, &lagrange, &mut v);
+    circuit.release_matrix(1);
     timings.evaluate += t.elapsed();
     let t = Instant::now();
     sections.g1(layout.b_g1, n_b, gather(&v, dense_vars(b_in, b_aux, ni)))?;
@@ -260,7 +271,8 @@ pub fn write_params_streamed(
     // 3. A: u (its input rows too), then a over every input and A's aux; u := β·u + α·v.
     let t = Instant::now();
     let mut u = vec![Scalar::ZERO; nvars];
-    evaluate_into(circuit, 0, ni, &lagrange, &mut u);
+    evaluate_into(&circuit, 0, ni, &lagrange, &mut u);
+    circuit.release_matrix(0);
     let input_rows = lagrange.range(constraints, ni);
     for (ui, l) in u[..ni].iter_mut().zip(&input_rows) {
         *ui += l;
@@ -278,7 +290,8 @@ pub fn write_params_streamed(
     drop(alpha_v);
 
     // 4. C: w added; ic = (β·u + α·v + w)/γ for the inputs, l = …/δ for the aux.
-    evaluate_into(circuit, 2, ni, &lagrange, &mut u);
+    evaluate_into(&circuit, 2, ni, &lagrange, &mut u);
+    drop(circuit);
     let ic: Vec<Scalar> = u[..ni].iter().map(|x| *x * gamma_inv).collect();
     u[ni..].par_iter_mut().for_each(|x| *x *= delta_inv);
     if u[ni..].par_iter().any(|x| bool::from(x.is_zero())) {
@@ -470,7 +483,7 @@ impl Sections<'_> {
         self.out
             .put(offset, count.to_be_bytes().to_vec())
             .map_err(self.io)?;
-        let batch = self.points.batch().max(1);
+        let batch = self.points.batch().min(BATCH_BYTES / size).max(1);
         let mut s = vec![Scalar::ZERO; batch.min(n)];
         let mut start = 0;
         while start < n {
