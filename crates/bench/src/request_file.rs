@@ -349,7 +349,7 @@ fn filecoin_template_in(
         .with_step(|| format!("loading the {} request from {}", spec.kind, dir.display()))?;
     // The one copy of the payload on this client side: `request` goes on the wire (once per
     // submit), `req` stays with the verifier, which re-plans it to get the public inputs.
-    let request = to_wire(&req);
+    let request = cuzk_server::client::submit_request(&req);
     let verifier: Verifier =
         Arc::new(move |proof: &[u8]| check_filecoin(&req, params.as_deref(), proof));
     Ok(Template {
@@ -358,26 +358,6 @@ fn filecoin_template_in(
         verifier: Some(verifier),
         timing_only: false,
     })
-}
-
-/// The wire message of a Filecoin request (no request id, default priority).
-pub fn to_wire(req: &cuzk_filecoin::ProofRequest) -> SubmitProofRequest {
-    SubmitProofRequest {
-        request_id: String::new(),
-        proof_kind: req.kind.to_wire(),
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
-        priority: Priority::Unspecified as i32,
-        vanilla_proof: req.vanilla_proof.clone(),
-        vanilla_proofs: req.vanilla_proofs.clone(),
-        sector_number: req.sector_number,
-        miner_id: req.miner_id,
-        randomness: req.randomness.clone(),
-        partition_index: req.partition_index,
-        comm_r_old: req.comm_r_old.clone(),
-        comm_r_new: req.comm_r_new.clone(),
-        comm_d_new: req.comm_d_new.clone(),
-    }
 }
 
 /// A synthetic request for `spec` (`synthetic:constraints=4096,inputs=4`).

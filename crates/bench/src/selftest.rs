@@ -9,7 +9,6 @@
 //! These are proofs of a sector that was never sealed: they show that the daemon's proofs
 //! verify at real size, and are useless on chain ([`cuzk_filecoin::sparse::WARNING`]).
 use crate::error::{invalid, Result, Step};
-use crate::request_file::to_wire;
 use cuzk_filecoin::params::{parameter_cache_dir, vk_is_published};
 use cuzk_filecoin::sparse::{request, WARNING};
 use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
@@ -190,7 +189,7 @@ async fn one(
         }
     }
 
-    let mut wire = to_wire(&req);
+    let mut wire = client::submit_request(&req);
     wire.request_id = format!("selftest-{}-{}-{}", o.kind, size.short(), opts.seed);
     let started = Instant::now();
     let answer = tokio::time::timeout(

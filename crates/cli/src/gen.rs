@@ -1,7 +1,7 @@
 //! `cuzk gen`: generators for test material (`gen params`: INSECURE test parameters).
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use cuzk_filecoin::params::write_insecure_params;
+use cuzk_filecoin::setup::write_insecure_params;
 use cuzk_groth16::compiled::CompiledCircuit;
 use cuzk_groth16::params::write_vk;
 use cuzk_groth16::setup::{write_params_streamed, CpuPoints, PointMaker};

@@ -100,7 +100,7 @@ fn a_streamed_setup_made_on_the_gpu_equals_the_cpu_s_file() {
     let mut files = Vec::new();
     for (name, maker) in [("cpu", &CpuPoints::new() as &dyn PointMaker), ("gpu", &gpu)] {
         let path = dir.path().join(format!("{name}.params"));
-        let compiled = CompiledCircuit::compile(circuit, spec.clone()).unwrap();
+        let compiled = CompiledCircuit::compile(circuit, spec).unwrap();
         write_params_streamed(compiled, &mut ChaCha8Rng::seed_from_u64(5), &path, maker).unwrap();
         files.push(std::fs::read(&path).unwrap());
     }

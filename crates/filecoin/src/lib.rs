@@ -9,6 +9,7 @@
 //!   estimate, lazy synthesis into our recorder) and a verifier for the result.
 //! - [`params`]: circuit id ↔ Filecoin parameter file names (`v28-….params`/`.vk`/`.meta`),
 //!   blank circuits, test-parameter generation.
+//! - [`setup`]: INSECURE parameters of any Filecoin circuit, streamed to disk.
 //! - [`testdata`]: a seeded 2 KiB sector sealed on the CPU, with requests for every kind.
 //! - [`shaped`]: TIMING-ONLY requests of the real 32 GiB / 64 GiB shapes (random vanilla
 //!   proofs; their proofs do not verify), and constraint counting without a witness.
@@ -55,6 +56,7 @@ mod post;
 mod reference;
 pub mod registry;
 pub mod request;
+pub mod setup;
 pub mod shaped;
 mod snap;
 pub mod sparse;

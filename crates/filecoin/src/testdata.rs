@@ -199,8 +199,17 @@ pub fn shared_2k(tmp: &Path) -> Result<(PathBuf, Manifest)> {
 /// Returns the manifest in `opts.out` if it matches `opts` and its files are intact,
 /// otherwise generates everything. Safe to call from several processes at once.
 pub fn ensure(opts: &TestdataOptions) -> Result<Manifest> {
-    fs::create_dir_all(&opts.out).map_err(|e| FilecoinError::io(&opts.out, e))?;
-    let lock_path = opts.out.join(".lock");
+    with_dir_lock(&opts.out, || match cached(opts) {
+        Some(m) => Ok(m),
+        None => generate(opts),
+    })
+}
+
+/// Runs `f` holding an exclusive lock on `dir/.lock` (created with `dir`), so processes that
+/// share `dir` take turns.
+pub(crate) fn with_dir_lock<T>(dir: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    fs::create_dir_all(dir).map_err(|e| FilecoinError::io(dir, e))?;
+    let lock_path = dir.join(".lock");
     let lock = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -209,10 +218,7 @@ pub fn ensure(opts: &TestdataOptions) -> Result<Manifest> {
         .map_err(|e| FilecoinError::io(&lock_path, e))?;
     lock.lock_exclusive()
         .map_err(|e| FilecoinError::io(&lock_path, e))?;
-    let result = match cached(opts) {
-        Some(m) => Ok(m),
-        None => generate(opts),
-    };
+    let result = f();
     // Dropping the file releases the lock too; unlock explicitly to report errors early.
     let _ = FileExt::unlock(&lock);
     result

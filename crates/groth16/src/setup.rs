@@ -101,11 +101,7 @@ pub fn generate_params_timed<C: Circuit<Scalar>>(
         return Err(SynthesisError::PolynomialDegreeTooLarge.into());
     }
     let rows = cs.num_rows();
-    let domain = rows.next_power_of_two();
-    let exp = domain.trailing_zeros();
-    if exp > Scalar::S {
-        return Err(SynthesisError::PolynomialDegreeTooLarge.into());
-    }
+    let (domain, omega) = domain_of(rows)?;
     let shape = SetupShape {
         constraints,
         inputs: cs.num_inputs,
@@ -116,10 +112,6 @@ pub fn generate_params_timed<C: Circuit<Scalar>>(
 
     let t = Instant::now();
     let toxic = ToxicWaste::draw(rng, domain as u64);
-    let mut omega = Scalar::ROOT_OF_UNITY;
-    for _ in exp..Scalar::S {
-        omega = omega.square();
-    }
     let lagrange = lagrange_at(toxic.tau, omega, domain, rows);
     let nvars = cs.num_inputs + cs.num_aux;
     let ni = cs.num_inputs;
@@ -159,17 +151,7 @@ pub fn generate_params_timed<C: Circuit<Scalar>>(
     drop(g1);
     timings.g1 = t.elapsed();
 
-    let g1_gen = G1Projective::generator();
-    let g2_gen = G2Projective::generator();
-    let vk = VerifyingKey {
-        alpha_g1: (g1_gen * toxic.alpha).to_affine(),
-        beta_g1: (g1_gen * toxic.beta).to_affine(),
-        beta_g2: (g2_gen * toxic.beta).to_affine(),
-        gamma_g2: (g2_gen * toxic.gamma).to_affine(),
-        delta_g1: (g1_gen * toxic.delta).to_affine(),
-        delta_g2: (g2_gen * toxic.delta).to_affine(),
-        ic,
-    };
+    let vk = toxic.verifying_key(ic);
     timings.total = started.elapsed();
     Ok((Srs::new(vk, h, l, a, b_g1, b_g2), shape, timings))
 }
@@ -211,6 +193,37 @@ impl ToxicWaste {
             beta: nonzero(),
             gamma: nonzero(),
             delta: nonzero(),
+        }
+    }
+}
+
+/// The evaluation domain of `rows` rows: its size (the next power of two) and generator.
+pub(crate) fn domain_of(rows: usize) -> Result<(usize, Scalar), Error> {
+    let domain = rows.next_power_of_two();
+    let exp = domain.trailing_zeros();
+    if exp > Scalar::S {
+        return Err(SynthesisError::PolynomialDegreeTooLarge.into());
+    }
+    let mut omega = Scalar::ROOT_OF_UNITY;
+    for _ in exp..Scalar::S {
+        omega = omega.square();
+    }
+    Ok((domain, omega))
+}
+
+impl ToxicWaste {
+    /// The verifying key of these secrets, with the inputs' points `ic`.
+    pub(crate) fn verifying_key(&self, ic: Vec<G1Affine>) -> VerifyingKey {
+        let g1 = G1Projective::generator();
+        let g2 = G2Projective::generator();
+        VerifyingKey {
+            alpha_g1: (g1 * self.alpha).to_affine(),
+            beta_g1: (g1 * self.beta).to_affine(),
+            beta_g2: (g2 * self.beta).to_affine(),
+            gamma_g2: (g2 * self.gamma).to_affine(),
+            delta_g1: (g1 * self.delta).to_affine(),
+            delta_g2: (g2 * self.delta).to_affine(),
+            ic,
         }
     }
 }

@@ -10,25 +10,12 @@ use common::fc::{dir, start_filecoin};
 use common::{completed, status_name};
 use cuzk_filecoin::sparse::{request, Fault};
 use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
-use cuzk_server::proto::{Priority, ProveRequest, ProveResponse, SubmitProofRequest};
+use cuzk_server::proto::{ProveRequest, ProveResponse, SubmitProofRequest};
 
 fn wire(req: &ProofRequest, id: &str) -> SubmitProofRequest {
-    SubmitProofRequest {
-        request_id: id.to_string(),
-        proof_kind: req.kind.to_wire(),
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
-        vanilla_proof: req.vanilla_proof.clone(),
-        vanilla_proofs: req.vanilla_proofs.clone(),
-        sector_number: req.sector_number,
-        miner_id: req.miner_id,
-        randomness: req.randomness.clone(),
-        partition_index: req.partition_index,
-        comm_r_old: req.comm_r_old.clone(),
-        comm_r_new: req.comm_r_new.clone(),
-        comm_d_new: req.comm_d_new.clone(),
-        priority: Priority::Unspecified as i32,
-    }
+    let mut w = cuzk_server::client::submit_request(req);
+    w.request_id = id.to_string();
+    w
 }
 
 const KINDS: [ProofKind; 4] = [

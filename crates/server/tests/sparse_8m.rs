@@ -1,6 +1,6 @@
 //! Requests of a synthetic sparse sector at 8 MiB through the real daemon and gRPC client:
 //! PoRep, WindowPoSt and WinningPoSt are proved with INSECURE 8 MiB parameters made by the
-//! streamed setup (`cuzk_filecoin::params::ensure_insecure_params`, shared by the target dir)
+//! streamed setup (`cuzk_filecoin::setup::ensure_insecure_params`, shared by the target dir)
 //! and verified by filecoin-proofs' own verifier. (SnapDeals at 8 MiB, four partitions of
 //! 10 M constraints, would take about twenty minutes of this CPU prover: its partitions are
 //! checked against the real circuit in `cuzk-filecoin`'s `tests/sparse.rs`, and its proof on
@@ -9,11 +9,12 @@ mod common;
 
 use common::completed;
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
-use cuzk_filecoin::params::{ensure_insecure_params, set_parameter_dir};
+use cuzk_filecoin::params::set_parameter_dir;
+use cuzk_filecoin::setup::ensure_insecure_params;
 use cuzk_filecoin::sparse::request;
 use cuzk_filecoin::{CircuitId, ProofKind, SectorSize};
 use cuzk_groth16::CpuProver;
-use cuzk_server::proto::{Priority, ProveRequest, SubmitProofRequest};
+use cuzk_server::proto::ProveRequest;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -52,22 +53,8 @@ async fn sparse_8m_porep_and_post_are_proved_and_verify_with_filecoin_proofs() {
     ] {
         let (req, _) = request(kind, SectorSize::S8MiB, 8, None).expect("sparse request");
         let t = std::time::Instant::now();
-        let wire = SubmitProofRequest {
-            request_id: format!("sparse-8m-{kind}"),
-            proof_kind: req.kind.to_wire(),
-            sector_size: req.sector_size,
-            registered_proof: req.registered_proof,
-            vanilla_proof: req.vanilla_proof.clone(),
-            vanilla_proofs: req.vanilla_proofs.clone(),
-            sector_number: req.sector_number,
-            miner_id: req.miner_id,
-            randomness: req.randomness.clone(),
-            partition_index: req.partition_index,
-            comm_r_old: req.comm_r_old.clone(),
-            comm_r_new: req.comm_r_new.clone(),
-            comm_d_new: req.comm_d_new.clone(),
-            priority: Priority::Unspecified as i32,
-        };
+        let mut wire = cuzk_server::client::submit_request(&req);
+        wire.request_id = format!("sparse-8m-{kind}");
         let r = c
             .prove(ProveRequest { submit: Some(wire) })
             .await

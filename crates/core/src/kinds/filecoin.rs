@@ -221,9 +221,30 @@ impl Planner for FilecoinPlanner {
     }
 
     /// Its `load_srs` is the default (the file at `params_path`), so a load may stream it.
+    /// Says in the log whether the file's verifying key is the one Filecoin published
+    /// (TIMING-ONLY parameters are announced by the SRS cache).
     fn load_srs_header(&self, circuit_id: &str) -> Result<Option<Srs>, EngineError> {
         let path = self.params_path(circuit_id)?;
-        crate::params::read_params_header_file(circuit_id, &path).map(Some)
+        let srs = crate::params::read_params_header_file(circuit_id, &path)?;
+        if let (Ok(id), false) = (circuit_id.parse::<CircuitId>(), srs.vk().is_timing_only()) {
+            match cuzk_filecoin::params::is_published_vk(id, srs.vk()) {
+                Ok(true) => tracing::info!(
+                    circuit = %circuit_id,
+                    "the parameters' verifying key is Filecoin's published one"
+                ),
+                Ok(false) => tracing::warn!(
+                    circuit = %circuit_id,
+                    path = %path.display(),
+                    "the parameters' verifying key is NOT Filecoin's published one (INSECURE \
+                     test parameters, or another setup): proofs made with them verify against \
+                     this key only, never on chain"
+                ),
+                Err(e) => {
+                    tracing::warn!(circuit = %circuit_id, cause = %e, "could not check the verifying key against Filecoin's published one")
+                }
+            }
+        }
+        Ok(Some(srs))
     }
 
     /// The compiled matrices: 8 bytes a term, ~6 terms a constraint in PoRep and SnapDeals

@@ -39,7 +39,7 @@ pub use count::{
 
 /// Version of these files. Distinct from [`crate::testdata::GENERATOR_VERSION`], so the
 /// regular generator's cache check never takes a timing-only directory for real test data.
-pub const GENERATOR_VERSION: u32 = 1_000_001;
+pub const GENERATOR_VERSION: u32 = 1_000_002;
 
 /// What every timing-only artefact says.
 pub const WARNING: &str = "TIMING-ONLY: random vanilla proofs of the real shapes; they drive \
@@ -101,6 +101,18 @@ pub(crate) fn random32(rng: &mut ChaCha8Rng) -> [u8; 32] {
     rng.fill_bytes(&mut b);
     b[31] &= 0x3f;
     b
+}
+
+impl ShapedRequests {
+    /// The requests with their manifest names.
+    fn named(&self) -> [(&str, &ProofRequest); 4] {
+        [
+            ("porep", &self.porep),
+            ("snap", &self.snap),
+            ("wpost", &self.wpost),
+            ("winning", &self.winning),
+        ]
+    }
 }
 
 /// Builds the four requests in memory, deterministically from `seed`.
@@ -223,6 +235,20 @@ pub(crate) fn write_requests<'a>(
     Ok((specs, files))
 }
 
+/// [`write_requests`] of one sector's requests, and `note` as `note_file`; returns the
+/// manifest entries and every file (the note's too).
+pub(crate) fn write_set(
+    dir: &Path,
+    tag: &str,
+    requests: [(&str, &ProofRequest); 4],
+    note_file: &str,
+    note: &str,
+) -> Result<(Vec<RequestSpec>, Files)> {
+    let (specs, mut files) = write_requests(dir, tag, requests)?;
+    write(dir, note_file, note.as_bytes(), &mut files)?;
+    Ok((specs, files))
+}
+
 /// Generates the requests into `opts.out` (no cache check; see [`ensure`]).
 pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
     let started = Instant::now();
@@ -233,27 +259,12 @@ pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
     let seal_seconds = started.elapsed().as_secs_f64();
 
     let tag = format!("{}-timing-only", opts.sector_size.short());
-    let (specs, mut files) = write_requests(
-        dir,
-        &tag,
-        [
-            ("porep", &r.porep),
-            ("snap", &r.snap),
-            ("wpost", &r.wpost),
-            ("winning", &r.winning),
-        ],
-    )?;
     let note = format!(
-        "{WARNING}\n\nSector size {}, seed {}. Requests: {}. No parameters were written.\n",
-        opts.sector_size,
-        opts.seed,
-        specs
-            .iter()
-            .map(|s| s.kind.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        "{WARNING}\n\nSector size {}, seed {}. Requests: porep, snap, wpost, winning. No \
+         parameters were written.\n",
+        opts.sector_size, opts.seed,
     );
-    write(dir, NOTE_FILE, note.as_bytes(), &mut files)?;
+    let (specs, files) = write_set(dir, &tag, r.named(), NOTE_FILE, &note)?;
 
     let manifest = ShapedManifest {
         timing_only: true,

@@ -52,14 +52,28 @@ pub(super) fn request(
     let prover_id = prover_id_from_miner_id(miner_id);
     let (phase1, facts) =
         crate::with_tree!(size, c1_output(size, seal, prover_id, sector_number, rng))?;
+    Ok((
+        c2_request(size, num, miner_id, sector_number, phase1)?,
+        facts,
+    ))
+}
+
+/// The PoRep C2 request (C1 envelope) around `phase1`.
+pub(crate) fn c2_request(
+    size: SectorSize,
+    registered_proof: u64,
+    miner_id: u64,
+    sector_number: u64,
+    phase1: SealCommitPhase1Output,
+) -> Result<ProofRequest> {
     let json = serde_json::to_vec(&phase1)
-        .map_err(|e| FilecoinError::filecoin("encoding the timing-only C1 output", e))?;
+        .map_err(|e| FilecoinError::filecoin("encoding a C1 output", e))?;
     drop(phase1);
-    let mut req = ProofRequest::new(ProofKind::PoRepSealCommit, size.bytes(), num);
+    let mut req = ProofRequest::new(ProofKind::PoRepSealCommit, size.bytes(), registered_proof);
     req.vanilla_proof = C1Envelope::new(sector_number, size.bytes(), &json).to_json();
     req.sector_number = sector_number;
     req.miner_id = miner_id;
-    Ok((req, facts))
+    Ok(req)
 }
 
 /// Random columns of `layers` rows: the column proof of node `x` in tree C (root `comm_c`).
@@ -235,6 +249,22 @@ fn c1_output<Tree: 'static + MerkleTreeTrait>(
                 .collect::<Result<_>>()?,
         );
     }
+    phase1_output(size, seal, vanilla, &pub_in, comm_r, ticket)
+}
+
+/// The C1 output holding `vanilla` (a sector's proofs, `pub_in` its replica id, comm_d and
+/// seed), and the sector's public facts.
+pub(crate) fn phase1_output<Tree: 'static + MerkleTreeTrait>(
+    size: SectorSize,
+    seal: RegisteredSealProof,
+    vanilla: Vec<Vec<VanillaSealProof<Tree>>>,
+    pub_in: &stacked::PublicInputs<TreeDomain<Tree>, DefaultPieceDomain>,
+    comm_r: TreeDomain<Tree>,
+    ticket: [u8; 32],
+) -> Result<(SealCommitPhase1Output, Facts)> {
+    let missing = || FilecoinError::filecoin("a C1 output", "no comm_d or seed");
+    let comm_d = pub_in.tau.as_ref().ok_or_else(missing)?.comm_d;
+    let seed = pub_in.seed.ok_or_else(missing)?;
     let comm_r_bytes: [u8; 32] = comm_r.into_bytes().try_into().unwrap_or_default();
     let comm_d_bytes: [u8; 32] = comm_d.into_bytes().try_into().unwrap_or_default();
     let facts = Facts {
@@ -243,7 +273,7 @@ fn c1_output<Tree: 'static + MerkleTreeTrait>(
         ticket,
         seed,
     };
-    let replica_fr: Scalar = replica_id.into();
+    let replica_fr: Scalar = pub_in.replica_id.into();
     let output = SealCommitPhase1Output {
         registered_proof: seal,
         vanilla_proofs: to_api(size, vanilla)?,

@@ -15,10 +15,11 @@ use storage_proofs_core::sector::SectorId;
 use storage_proofs_post::fallback;
 
 use super::random32;
-use super::tree::{Shape, SparseTree};
+use super::tree::Shape;
 use crate::error::{FilecoinError, Result};
 use crate::registry::{post_from_u64, prover_id_from_miner_id, ProofKind, SectorSize};
 use crate::request::ProofRequest;
+use crate::sparse::tree::LazyTree;
 
 /// Bytes of a tree node.
 const NODE_SIZE: usize = 32;
@@ -92,7 +93,7 @@ fn request_tree<Tree: 'static + MerkleTreeTrait>(
     Ok(req)
 }
 
-/// One sector's vanilla proof (bincode): inclusion proofs of `leaves` in a sparse tree R,
+/// One sector's vanilla proof (bincode): inclusion proofs of `leaves` in a lazy tree R,
 /// with `comm_r = H(comm_c, comm_r_last)`.
 fn sector_proof<Tree: 'static + MerkleTreeTrait>(
     sector_id: SectorId,
@@ -100,12 +101,16 @@ fn sector_proof<Tree: 'static + MerkleTreeTrait>(
     leaves: &[usize],
     rng: &mut ChaCha8Rng,
 ) -> Result<Vec<u8>> {
-    let mut tree = SparseTree::<Tree>::new(shape.clone(), leaves);
-    let comm_r_last = tree.root(rng);
+    // Random challenged leaves in a tree of one random leaf elsewhere.
+    let mut tree = LazyTree::<Tree::Hasher>::uniform(shape.clone(), Domain::random(rng));
+    for &leaf in leaves {
+        tree.set(leaf, Domain::random(rng));
+    }
+    let comm_r_last = tree.root();
     let inclusion_proofs = leaves
         .iter()
         .map(|&leaf| {
-            let (value, path) = tree.proof(leaf, rng);
+            let (value, path) = tree.proof(leaf);
             MerkleProof::from_parts(value, comm_r_last, path)
         })
         .collect();

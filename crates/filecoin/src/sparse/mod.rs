@@ -28,7 +28,7 @@ use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
 use crate::error::{FilecoinError, Result};
 use crate::registry::{ProofKind, SectorSize};
 use crate::request::ProofRequest;
-use crate::shaped::{write, write_requests};
+use crate::shaped::write_set;
 use crate::testdata::{write_manifest, Manifest, SectorFacts, MANIFEST};
 
 mod check;
@@ -253,23 +253,19 @@ pub fn generate(opts: &SparseOptions) -> Result<SparseManifest> {
     let built = started.elapsed().as_secs_f64();
 
     let tag = format!("{}-synthetic-sector", opts.sector_size.short());
-    let (specs, mut files) = write_requests(
-        dir,
-        &tag,
-        [
-            ("porep", &r.porep),
-            ("snap", &r.snap),
-            ("wpost", &r.wpost),
-            ("winning", &r.winning),
-        ],
-    )?;
     let note = format!(
         "{WARNING}\n\nSector size {}, seed {}. Requests: porep, snap, wpost, winning. Prove \
          them with the circuits' parameters (real, or `cuzk gen params`' insecure ones) and \
          verify with filecoin-proofs against the same directory's verifying keys.\n",
         opts.sector_size, opts.seed,
     );
-    write(dir, NOTE_FILE, note.as_bytes(), &mut files)?;
+    let named = [
+        ("porep", &r.porep),
+        ("snap", &r.snap),
+        ("wpost", &r.wpost),
+        ("winning", &r.winning),
+    ];
+    let (specs, files) = write_set(dir, &tag, named, NOTE_FILE, &note)?;
     let manifest = SparseManifest {
         synthetic_sector: true,
         note: WARNING.to_string(),

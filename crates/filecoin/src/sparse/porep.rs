@@ -14,7 +14,6 @@
 //! chain: comm_r is chosen after the seed is known, which interactive PoRep rules out.
 use std::collections::{BTreeMap, BTreeSet};
 
-use blstrs::Scalar;
 use filecoin_hashers::sha256::{Sha256Domain, Sha256Hasher};
 use filecoin_hashers::{Domain, HashFunction, Hasher};
 use filecoin_proofs::{parameters::public_params, DefaultPieceDomain, MerkleTreeTrait};
@@ -32,9 +31,11 @@ use storage_proofs_porep::stacked::{
 use super::tree::LazyTree;
 use super::{break_path, Fault};
 use crate::error::{FilecoinError, Result};
-use crate::registry::{prover_id_from_miner_id, seal_from_u64, ProofKind, SectorSize};
-use crate::request::{C1Envelope, ProofRequest};
-use crate::shaped::porep::{registered_proof, repeat_parents, to_api, TreeDomain, TreeProof};
+use crate::registry::{prover_id_from_miner_id, seal_from_u64, SectorSize};
+use crate::request::ProofRequest;
+use crate::shaped::porep::{
+    c2_request, phase1_output, registered_proof, repeat_parents, TreeDomain, TreeProof,
+};
 use crate::shaped::tree::Shape;
 use crate::shaped::{random32, Facts};
 
@@ -53,14 +54,10 @@ pub(super) fn request(
         size,
         c1_output(size, seal, prover_id, sector_number, fault, rng)
     )?;
-    let json = serde_json::to_vec(&phase1)
-        .map_err(|e| FilecoinError::filecoin("encoding the sparse C1 output", e))?;
-    drop(phase1);
-    let mut req = ProofRequest::new(ProofKind::PoRepSealCommit, size.bytes(), num);
-    req.vanilla_proof = C1Envelope::new(sector_number, size.bytes(), &json).to_json();
-    req.sector_number = sector_number;
-    req.miner_id = miner_id;
-    Ok((req, facts))
+    Ok((
+        c2_request(size, num, miner_id, sector_number, phase1)?,
+        facts,
+    ))
 }
 
 /// SDR's label of `node` in `layer` (1-based) from its parents' labels, repeated to the hash's
@@ -133,7 +130,7 @@ fn c1_output<Tree: 'static + MerkleTreeTrait>(
         comm_d,
         &config.porep_id,
     );
-    let pub_in: stacked::PublicInputs<TreeDomain<Tree>, DefaultPieceDomain> =
+    let mut pub_in: stacked::PublicInputs<TreeDomain<Tree>, DefaultPieceDomain> =
         stacked::PublicInputs {
             replica_id,
             tau: None,
@@ -275,23 +272,6 @@ fn c1_output<Tree: 'static + MerkleTreeTrait>(
         vanilla.push(proofs);
     }
 
-    let comm_r_bytes: [u8; 32] = comm_r.into_bytes().try_into().unwrap_or_default();
-    let comm_d_bytes: [u8; 32] = comm_d.into_bytes().try_into().unwrap_or_default();
-    let facts = Facts {
-        comm_r: comm_r_bytes,
-        comm_d: comm_d_bytes,
-        ticket,
-        seed,
-    };
-    let replica_fr: Scalar = replica_id.into();
-    let output = SealCommitPhase1Output {
-        registered_proof: seal,
-        vanilla_proofs: to_api::<Tree>(size, vanilla)?,
-        comm_r: comm_r_bytes,
-        comm_d: comm_d_bytes,
-        replica_id: replica_fr.into(),
-        seed,
-        ticket,
-    };
-    Ok((output, facts))
+    pub_in.tau = Some(stacked::Tau { comm_d, comm_r });
+    phase1_output::<Tree>(size, seal, vanilla, &pub_in, comm_r, ticket)
 }

@@ -19,14 +19,14 @@
 //! Evaluations walk each matrix's rows in blocks, with the Lagrange coefficients at τ of the
 //! next block computed in parallel while the current block's terms are added.
 use super::points::{PointMaker, G1_BYTES, G2_BYTES};
-use super::{batch_invert, SetupShape, SetupTimings, ToxicWaste, CHUNK};
+use super::{batch_invert, domain_of, SetupShape, SetupTimings, ToxicWaste, CHUNK};
 use crate::compiled::{CompiledCircuit, AUX, COEFF_MINUS_ONE, COEFF_ONE};
 use crate::density::Density;
 use crate::error::{Error, ParamsError};
 use crate::params::{write_vk_to, VerifyingKey};
 use bellpepper_core::SynthesisError;
-use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
-use ff::{Field, PrimeField};
+use blstrs::{G1Projective, Scalar};
+use ff::Field;
 use group::{Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
@@ -187,11 +187,7 @@ pub fn write_params_streamed(
     let nvars = ni + naux;
     let constraints = circuit.num_constraints();
     let rows = constraints + ni;
-    let domain = rows.next_power_of_two();
-    let exp = domain.trailing_zeros();
-    if exp > Scalar::S {
-        return Err(SynthesisError::PolynomialDegreeTooLarge.into());
-    }
+    let (domain, omega) = domain_of(rows)?;
     let shape = SetupShape {
         constraints,
         inputs: ni,
@@ -199,10 +195,6 @@ pub fn write_params_streamed(
         domain,
     };
     let toxic = ToxicWaste::draw(rng, domain as u64);
-    let mut omega = Scalar::ROOT_OF_UNITY;
-    for _ in exp..Scalar::S {
-        omega = omega.square();
-    }
     let invert =
         |x: Scalar| Option::<Scalar>::from(x.invert()).ok_or(SynthesisError::UnexpectedIdentity);
     let gamma_inv = invert(toxic.gamma)?;
@@ -305,19 +297,7 @@ pub fn write_params_streamed(
     })?;
     drop(u);
     let g1 = G1Projective::generator();
-    let g2 = G2Projective::generator();
-    let vk = VerifyingKey {
-        alpha_g1: (g1 * toxic.alpha).to_affine(),
-        beta_g1: (g1 * toxic.beta).to_affine(),
-        beta_g2: (g2 * toxic.beta).to_affine(),
-        gamma_g2: (g2 * toxic.gamma).to_affine(),
-        delta_g1: (g1 * toxic.delta).to_affine(),
-        delta_g2: (g2 * toxic.delta).to_affine(),
-        ic: ic
-            .par_iter()
-            .map(|s| (g1 * s).to_affine())
-            .collect::<Vec<G1Affine>>(),
-    };
+    let vk = toxic.verifying_key(ic.par_iter().map(|s| (g1 * s).to_affine()).collect());
     let mut header = Vec::new();
     write_vk_to(&mut header, &vk).map_err(io)?;
     out.put(0, header).map_err(io)?;

@@ -9,7 +9,7 @@ use cuzk_core::kinds::synthetic::SyntheticPlanner;
 use cuzk_core::kinds::Router;
 use cuzk_filecoin::testdata::{shared_2k, shared_dir, Manifest};
 use cuzk_groth16::{CpuProver, ProverBackend};
-use cuzk_server::proto::{Priority, SubmitProofRequest};
+use cuzk_server::proto::SubmitProofRequest;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once, OnceLock};
 
@@ -73,21 +73,7 @@ pub fn request(kind: &str) -> (cuzk_filecoin::ProofRequest, SubmitProofRequest) 
         .request(kind)
         .unwrap_or_else(|| panic!("no {kind} request in the manifest"));
     let req = spec.load(dir).expect("loading request");
-    let wire = SubmitProofRequest {
-        request_id: format!("fc-{kind}"),
-        proof_kind: spec.proof_kind,
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
-        vanilla_proof: req.vanilla_proof.clone(),
-        vanilla_proofs: req.vanilla_proofs.clone(),
-        sector_number: req.sector_number,
-        miner_id: req.miner_id,
-        randomness: req.randomness.clone(),
-        partition_index: req.partition_index,
-        comm_r_old: req.comm_r_old.clone(),
-        comm_r_new: req.comm_r_new.clone(),
-        comm_d_new: req.comm_d_new.clone(),
-        priority: Priority::Unspecified as i32,
-    };
+    let mut wire = cuzk_server::client::submit_request(&req);
+    wire.request_id = format!("fc-{kind}");
     (req, wire)
 }
