@@ -16,7 +16,11 @@
 #   nocheck: the same daemon restarted with `[pipeline] self_verify = false`, c=2 j=4 again
 #            (the self-check's cost, same parameters and requests);
 #   snap:    snap-32g parameters, the daemon, `selftest` SnapDeals (16 partitions);
-#   wpost:   wpost-32g parameters, the daemon, `selftest` WindowPoSt (2,349 sectors).
+#   wpost:   wpost-32g parameters, the daemon, `selftest` WindowPoSt (2,349 sectors);
+#   porep64: porep-64g parameters (47.6 GB: the disk holds them once the others are gone),
+#            the daemon, `selftest` PoRep 64 GiB;
+#   sppark:  (after porep, its parameters still there) the daemon restarted with
+#            `[gpu] queued_msm = false` (sppark's own MSMs), c=2 j=4 again.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 LOG=/tmp/v.log
@@ -86,6 +90,17 @@ run() {
       params wpost-32g
       daemon_up wpost-32g
       selftest wpost
+      ;;
+    porep64)
+      rm -f $P/*.params; pkill -x cuzk
+      params porep-64g
+      daemon_up porep-64g
+      echo "== selftest porep 64GiB ($(( $(date +%s) - T0 )) s in)"
+      $D/cuzk selftest --params $P --kinds porep --sector-size 64GiB --out /tmp/st 2>&1 | grep -v "^NOTE"
+      ;;
+    sppark)
+      daemon_up porep-32g '[gpu]\nqueued_msm = false\n'
+      batch sppark
       ;;
     esac
   done
