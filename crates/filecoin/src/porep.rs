@@ -53,10 +53,10 @@ pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work
         return unreachable_kind();
     };
     let env = C1Envelope::parse(&req.vanilla_proof)?;
-    if env.sector_size != req.sector_size {
+    if env.sector_size != size.bytes() {
         return Err(FilecoinError::Mismatch {
             field: "vanilla_proof.SectorSize",
-            expected: req.sector_size.to_string(),
+            expected: size.bytes().to_string(),
             got: env.sector_size.to_string(),
         });
     }

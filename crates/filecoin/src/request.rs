@@ -63,8 +63,14 @@ impl ProofRequest {
         prover_id_from_miner_id(self.miner_id)
     }
 
-    /// Decodes `registered_proof` for `kind` and checks it against `sector_size`.
+    /// Decodes `registered_proof` for `kind` and checks it against `sector_size`; a
+    /// `sector_size` of 0 takes the size the registered proof names (Curio's ProofShare
+    /// SnapDeals requests set none).
     pub fn registered(&self) -> Result<(RegisteredProof, SectorSize)> {
+        if self.sector_size == 0 {
+            let rp = RegisteredProof::decode(self.kind, self.registered_proof)?;
+            return Ok((rp, rp.sector_size()));
+        }
         let size = SectorSize::from_bytes(self.sector_size, "sector_size")?;
         let rp = RegisteredProof::decode(self.kind, self.registered_proof)?;
         if rp.sector_size() != size {

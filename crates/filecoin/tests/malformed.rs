@@ -307,3 +307,35 @@ fn non_canonical_scalars_are_invalid_values_not_panics() {
         );
     }
 }
+
+/// Issue 32 item 1: Curio's ProofShare SnapDeals request sets no `sector_size`. A size of 0
+/// takes the one the registered proof names, for every kind (the request plans as with its
+/// size set); a size that contradicts the registered proof stays an error.
+#[test]
+fn a_sector_size_of_zero_is_the_registered_proof_s() {
+    common::dir();
+    for kind in ["porep", "snap", "wpost", "winning"] {
+        let mut req = common::request(kind);
+        let with_size = plan(&req)
+            .unwrap_or_else(|e| panic!("{kind}: {e}"))
+            .partitions();
+        req.sector_size = 0;
+        let plan0 = plan(&req).unwrap_or_else(|e| panic!("{kind} with sector_size 0: {e}"));
+        assert_eq!(plan0.partitions(), with_size, "{kind}");
+        assert_eq!(
+            plan0.circuit_id.to_string(),
+            format!("{}-2k", plan0.circuit_id.kind.prefix())
+        );
+        req.sector_size = 32 << 30;
+        assert!(
+            matches!(
+                err(&req),
+                FilecoinError::Mismatch {
+                    field: "registered_proof",
+                    ..
+                }
+            ),
+            "{kind}: a contradicting size"
+        );
+    }
+}
