@@ -47,7 +47,8 @@ pub fn planner(config: &Config) -> anyhow::Result<Arc<dyn Planner>> {
         synthetic: config.allow_synthetic.then(SyntheticPlanner::default),
         other: Some(Arc::new(
             FilecoinPlanner::new(config.params_dir.clone())
-                .with_window_post_compiled(config.compile_window_post),
+                .with_window_post_compiled(config.compile_window_post)
+                .with_compiled_cache(config.compiled_cache_path()),
         )),
     }))
 }

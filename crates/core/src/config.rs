@@ -28,6 +28,8 @@
 //! keep_idle = "10m"         # an idle SRS used within this is evicted only when waiting can't help
 //! device_abc = true         # GPU provers make a/b/c from the compiled matrices in VRAM
 //! compile_window_post = true   # WindowPoSt through compiled matrices and the native witness
+//! compiled_cache = true     # keep compiled matrices on disk between starts
+//! compiled_cache_dir = "/var/tmp/filecoin-proof-parameters/cuzk-compiled"  # default: params_dir/cuzk-compiled
 //!
 //! [metrics]
 //! sample_interval = "10ms"
@@ -141,6 +143,14 @@ pub struct Config {
     /// compile at load time (41 s on the H200); a 32 GiB partition's witness then takes 1.72 s
     /// on its 16 cores instead of 44 s recorded in full (bench/RESULTS.md). Default true.
     pub compile_window_post: bool,
+    /// Keep each circuit's compiled matrices on disk (`cuzk_filecoin::compiled::
+    /// load_or_compile`), so a start or a reload reads them instead of compiling the blank
+    /// circuit (porep-32g: ~2 min on one core). A stale, short or damaged file is compiled
+    /// again with one log line, never used; a directory that cannot be written costs only the
+    /// next load's compile. Default true.
+    pub compiled_cache: bool,
+    /// Where [`Config::compiled_cache`] keeps them. Default: `params_dir/cuzk-compiled`.
+    pub compiled_cache_dir: Option<PathBuf>,
     /// How long an idle SRS is kept against memory pressure: one used within it is evicted
     /// only when the partitions in flight, once finished, would still not free what the first
     /// waiter needs (its reload at 32 GiB costs minutes: the compile of its matrices, the
@@ -376,6 +386,8 @@ struct RawSrs {
     keep_idle: Option<String>,
     device_abc: Option<bool>,
     compile_window_post: Option<bool>,
+    compiled_cache: Option<bool>,
+    compiled_cache_dir: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]
@@ -409,6 +421,15 @@ pub fn default_synthesis_concurrency(cpus: usize) -> usize {
 }
 
 impl Config {
+    /// Where compiled circuits are kept, or `None` when [`Config::compiled_cache`] is off.
+    pub fn compiled_cache_path(&self) -> Option<PathBuf> {
+        self.compiled_cache.then(|| {
+            self.compiled_cache_dir
+                .clone()
+                .unwrap_or_else(|| self.params_dir.join("cuzk-compiled"))
+        })
+    }
+
     /// Defaults derived from this machine.
     pub fn default_for_machine() -> Config {
         Config::defaults_for(&MachineLimits::detect(), None, None)
@@ -444,6 +465,8 @@ impl Config {
             release_host_srs: true,
             device_abc: true,
             compile_window_post: true,
+            compiled_cache: true,
+            compiled_cache_dir: None,
             srs_keep_idle: Duration::from_secs(600),
             sample_interval: Duration::from_millis(10),
             timeline_capacity: 100_000,
@@ -523,6 +546,12 @@ impl Config {
         }
         if let Some(v) = raw.srs.compile_window_post {
             c.compile_window_post = v;
+        }
+        if let Some(v) = raw.srs.compiled_cache {
+            c.compiled_cache = v;
+        }
+        if let Some(d) = raw.srs.compiled_cache_dir {
+            c.compiled_cache_dir = Some(d);
         }
         if let Some(s) = raw.srs.keep_idle.as_deref() {
             c.srs_keep_idle = parse_duration("srs.keep_idle", s)?;

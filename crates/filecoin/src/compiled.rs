@@ -1,7 +1,8 @@
 //! The Filecoin circuits' pre-compiled constraint matrices ([`cuzk_groth16::compiled`]): each
 //! circuit id's blank circuit walked once, its A, B, C kept as sparse matrices, and every
 //! partition then synthesized witness-only and evaluated against them (on the host, or on
-//! the prover's device when a/b/c are deferred).
+//! the prover's device when a/b/c are deferred). [`load_or_compile`] keeps them on disk
+//! between starts, keyed by the circuit and its parameter file.
 use bellpepper_core::Circuit;
 use blstrs::Scalar;
 pub use cuzk_groth16::compiled::CompiledCircuit;
@@ -25,4 +26,86 @@ pub fn compile(id: CircuitId) -> Result<CompiledCircuit> {
         partition: 0,
         message: e.to_string(),
     })
+}
+
+/// The directory of compiled circuits beside a parameter directory (the default cache).
+pub const CACHE_SUBDIR: &str = "cuzk-compiled";
+
+/// Where a circuit from [`load_or_compile`] came from.
+#[derive(Debug)]
+pub enum Source {
+    /// Read from the cache.
+    Cache,
+    /// Compiled: `refused` says why the cache's file was not used (none when there was
+    /// none), `stored` whether it was written back (and why not).
+    Compiled {
+        /// Why a file that was there was not used.
+        refused: Option<String>,
+        /// Writing the cache: done, or why not (a read-only directory, a full disk).
+        stored: std::result::Result<(), String>,
+    },
+}
+
+/// The circuits' source: the storage-proofs release whose blank circuits are compiled (pinned
+/// with `=` in the workspace's Cargo.toml; bump this with the pin, so that matrices compiled
+/// from another release are stale).
+pub const CIRCUITS_REVISION: &str = "storage-proofs-19.0.1";
+
+/// The cache key of circuit `id` with its parameter file `params`: the circuits' release, the
+/// circuit, the file's length, and a digest of its first MiB (its verifying key and section
+/// counts, and the first points). Another parameter file makes the cached circuit stale.
+pub fn cache_key(id: CircuitId, params: &std::path::Path) -> Result<String> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(params).map_err(|e| FilecoinError::io(params, e))?;
+    let len = f
+        .metadata()
+        .map_err(|e| FilecoinError::io(params, e))?
+        .len();
+    let mut head = Vec::with_capacity(1 << 20);
+    (&mut f)
+        .take(1 << 20)
+        .read_to_end(&mut head)
+        .map_err(|e| FilecoinError::io(params, e))?;
+    let digest = blake2b_simd::Params::new().hash_length(16).hash(&head);
+    Ok(format!(
+        "{CIRCUITS_REVISION}|{id}|{len}|{}",
+        digest.to_hex()
+    ))
+}
+
+/// Circuit `id`'s compiled matrices from `cache_dir` when a file there was written for the
+/// same circuit and parameter file `params` and is intact; else compiled ([`compile`]) and
+/// written there for the next time. A stale, short or damaged file is never used; a cache
+/// that cannot be written (a read-only or full directory) only costs the next start a compile,
+/// and so does a missing parameter file (no key: the SRS's own load reports it).
+pub fn load_or_compile(
+    id: CircuitId,
+    params: &std::path::Path,
+    cache_dir: &std::path::Path,
+) -> Result<(CompiledCircuit, Source)> {
+    let key = match cache_key(id, params) {
+        Ok(key) => key,
+        // No key without the parameter file (its load reports that): compiled, not stored.
+        Err(e) => {
+            let stored = Err(format!("no cache key: {e}"));
+            return Ok((
+                compile(id)?,
+                Source::Compiled {
+                    refused: None,
+                    stored,
+                },
+            ));
+        }
+    };
+    let path = cache_dir.join(format!("{id}.compiled"));
+    let refused = match CompiledCircuit::read_file(&path, &key, &id.to_string()) {
+        Ok(c) => return Ok((c, Source::Cache)),
+        Err(cuzk_groth16::compiled::CircuitFileError::Missing(_)) => None,
+        Err(e) => Some(e.to_string()),
+    };
+    let compiled = compile(id)?;
+    let stored = std::fs::create_dir_all(cache_dir)
+        .map_err(|e| format!("{}: {e}", cache_dir.display()))
+        .and_then(|()| compiled.write_file(&path, &key).map_err(|e| e.to_string()));
+    Ok((compiled, Source::Compiled { refused, stored }))
 }

@@ -39,3 +39,87 @@ fn compiled_evaluation_equals_full_recording() {
         }
     }
 }
+
+/// `load_or_compile` compiles and stores a circuit the first time and reads it back the
+/// next, the same matrices; another parameter file makes it stale, a damaged file is
+/// refused, and both are compiled again (and rewritten) rather than used; a cache that
+/// cannot be written still yields the compiled circuit, saying why it was not stored.
+#[test]
+fn the_compiled_cache_is_read_back_and_a_stale_or_damaged_file_is_compiled_again() {
+    use cuzk_filecoin::compiled::{load_or_compile, Source};
+    use cuzk_filecoin::CircuitId;
+    let id: CircuitId = "winning-2k".parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("winning.params");
+    std::fs::write(&params, vec![7u8; 3 << 20]).unwrap();
+    let cache = dir.path().join("cache");
+    let (first, source) = load_or_compile(id, &params, &cache).unwrap();
+    assert!(
+        matches!(
+            source,
+            Source::Compiled {
+                refused: None,
+                stored: Ok(())
+            }
+        ),
+        "{source:?}"
+    );
+    let (second, source) = load_or_compile(id, &params, &cache).unwrap();
+    assert!(matches!(source, Source::Cache), "{source:?}");
+    for m in 0..3 {
+        let (x, y) = (first.matrix(m), second.matrix(m));
+        assert_eq!(
+            (x.row_start, x.cols, x.coeffs),
+            (y.row_start, y.cols, y.coeffs)
+        );
+    }
+    assert_eq!(second.num_constraints(), 90_750);
+
+    // Another parameter file (a byte of its head differs): stale, compiled again, rewritten.
+    let mut other = std::fs::read(&params).unwrap();
+    other[100] ^= 1;
+    std::fs::write(&params, &other).unwrap();
+    let (_, source) = load_or_compile(id, &params, &cache).unwrap();
+    match source {
+        Source::Compiled {
+            refused: Some(why),
+            stored: Ok(()),
+        } => assert!(why.contains("stale"), "{why}"),
+        s => panic!("{s:?}"),
+    }
+    assert!(matches!(
+        load_or_compile(id, &params, &cache).unwrap().1,
+        Source::Cache
+    ));
+
+    // A damaged file: refused as corrupt, compiled again.
+    let file = cache.join("winning-2k.compiled");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0x40;
+    std::fs::write(&file, &bytes).unwrap();
+    match load_or_compile(id, &params, &cache).unwrap().1 {
+        Source::Compiled {
+            refused: Some(why),
+            stored: Ok(()),
+        } => assert!(why.contains("corrupt"), "{why}"),
+        s => panic!("{s:?}"),
+    }
+
+    // A cache path that cannot be a directory (it is a file): compiled, not stored, said why.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, b"a file").unwrap();
+    let (c, source) = load_or_compile(id, &params, &blocked).unwrap();
+    assert_eq!(c.num_constraints(), 90_750);
+    assert!(
+        matches!(source, Source::Compiled { stored: Err(_), .. }),
+        "{source:?}"
+    );
+    // No parameter file: no key; compiled, not stored (the SRS load reports the file).
+    let (c, source) = load_or_compile(id, &dir.path().join("none.params"), &cache).unwrap();
+    assert_eq!(c.num_constraints(), 90_750);
+    assert!(
+        matches!(source, Source::Compiled { refused: None, stored: Err(ref why) } if why.contains("no cache key")),
+        "{source:?}"
+    );
+}

@@ -21,10 +21,14 @@ use bellpepper_core::{
 };
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
+use rayon::prelude::*;
 
 mod evaluate;
+mod file;
 #[cfg(test)]
 mod tests;
+
+pub use file::{CircuitFileError, FORMAT_VERSION};
 
 /// Marks an aux variable in a column index (inputs have the bit clear).
 pub const AUX: u32 = 1 << 31;
@@ -328,24 +332,79 @@ impl CompiledCircuit {
             m.coeffs.shrink_to_fit();
         }
         let num_constraints = cs.a.row_start.len() - 1;
-        let a_aux_density = density(&cs.a, cs.aux, true);
-        let b_input_density = density(&cs.b, cs.inputs, false);
-        let b_aux_density = density(&cs.b, cs.aux, true);
-        Ok(CompiledCircuit {
+        Ok(CompiledCircuit::assemble(
+            [cs.a, cs.b, cs.c],
+            cs.table.values,
+            (num_constraints, cs.inputs, cs.aux),
+        ))
+    }
+
+    /// The circuit of matrices read back from a file (`file.rs`), after checking that they
+    /// are a circuit of this shape: rows in order, every column and coefficient index in
+    /// range. Why not, otherwise.
+    fn from_parts(
+        name: &str,
+        matrices: [Matrix; 3],
+        coeffs: Vec<Scalar>,
+        (constraints, inputs, aux): (usize, usize, usize),
+    ) -> Result<CompiledCircuit, String> {
+        if aux >= AUX as usize || coeffs.len() < 2 {
+            return Err(format!(
+                "{name}: {aux} aux variables, {} coefficients",
+                coeffs.len()
+            ));
+        }
+        for (m, which) in matrices.iter().zip(["A", "B", "C"]) {
+            let rows_ok = m.row_start.len() == constraints + 1
+                && m.row_start.first() == Some(&0)
+                && m.row_start.last().map(|&e| e as usize) == Some(m.cols.len())
+                && m.row_start.par_windows(2).all(|w| w[0] <= w[1]);
+            let cols_ok = m.cols.par_iter().all(|&c| {
+                if c & AUX != 0 {
+                    ((c & !AUX) as usize) < aux
+                } else {
+                    (c as usize) < inputs
+                }
+            });
+            let coeffs_ok = m.coeffs.len() == m.cols.len()
+                && m.coeffs.par_iter().all(|&k| (k as usize) < coeffs.len());
+            if !(rows_ok && cols_ok && coeffs_ok) {
+                return Err(format!(
+                    "{name}: matrix {which} is not a circuit of {constraints} constraints, \
+                     {inputs} inputs and {aux} aux"
+                ));
+            }
+        }
+        Ok(CompiledCircuit::assemble(
+            matrices,
+            coeffs,
+            (constraints, inputs, aux),
+        ))
+    }
+
+    fn assemble(
+        [a, b, c]: [Matrix; 3],
+        coeffs: Vec<Scalar>,
+        (num_constraints, num_inputs, num_aux): (usize, usize, usize),
+    ) -> CompiledCircuit {
+        let a_aux_density = density(&a, num_aux, true);
+        let b_input_density = density(&b, num_inputs, false);
+        let b_aux_density = density(&b, num_aux, true);
+        CompiledCircuit {
             backend_cache: OnceLock::new(),
             id: NEXT_COMPILED_ID.fetch_add(1, Ordering::Relaxed),
-            a: cs.a,
-            b: cs.b,
-            c: cs.c,
+            a,
+            b,
+            c,
             num_constraints,
-            coeffs: cs.table.values,
-            num_inputs: cs.inputs,
-            num_aux: cs.aux,
+            coeffs,
+            num_inputs,
+            num_aux,
             released: false,
             a_aux_density,
             b_input_density,
             b_aux_density,
-        })
+        }
     }
 
     /// Process-unique identity, so backends can key device copies on it.

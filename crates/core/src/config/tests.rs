@@ -102,6 +102,21 @@ fn toml_overrides_and_defaults() {
 }
 
 #[test]
+fn the_compiled_cache_defaults_beside_the_parameters_and_can_be_moved_or_turned_off() {
+    let c = Config::from_toml_str("[srs]\nparams_dir = \"/p\"\n").unwrap();
+    assert_eq!(c.params_dir, PathBuf::from("/p"));
+    assert_eq!(
+        c.compiled_cache_path(),
+        Some(PathBuf::from("/p/cuzk-compiled"))
+    );
+    let moved = Config::from_toml_str("[srs]\ncompiled_cache_dir = \"/fast/c\"\n").unwrap();
+    assert_eq!(moved.compiled_cache_path(), Some(PathBuf::from("/fast/c")));
+    let off = Config::from_toml_str("[srs]\ncompiled_cache = false\ncompiled_cache_dir = \"/x\"\n")
+        .unwrap();
+    assert_eq!(off.compiled_cache_path(), None);
+}
+
+#[test]
 fn bad_toml_is_a_config_error() {
     for s in [
         "[memory]\nbudget = \"lots\"",

@@ -42,6 +42,9 @@ pub struct FilecoinPlanner {
     compile: bool,
     /// Compile WindowPoSt's too (`Config::compile_window_post`).
     compile_window_post: bool,
+    /// Where compiled circuits are kept between loads (`Config::compiled_cache_path`);
+    /// `None`: compiled at every load.
+    compiled_cache: Option<PathBuf>,
 }
 
 impl FilecoinPlanner {
@@ -51,7 +54,15 @@ impl FilecoinPlanner {
             param_dir,
             compile: true,
             compile_window_post: true,
+            compiled_cache: None,
         }
+    }
+
+    /// Keeps compiled circuits in `dir` between loads (`None`: compile at every load, the
+    /// default here; the daemon passes `Config::compiled_cache_path`).
+    pub fn with_compiled_cache(mut self, dir: Option<PathBuf>) -> FilecoinPlanner {
+        self.compiled_cache = dir;
+        self
     }
 
     /// Whether circuits are compiled when their SRS loads (default true).
@@ -275,16 +286,45 @@ impl Planner for FilecoinPlanner {
             return Ok(None);
         }
         let t0 = std::time::Instant::now();
-        let compiled = cuzk_filecoin::compiled::compile(id).map_err(|e| EngineError::Srs {
+        let failed = |e: cuzk_filecoin::FilecoinError| EngineError::Srs {
             circuit_id: circuit_id.to_string(),
             message: format!("compiling the circuit: {e}"),
-        })?;
+        };
+        let compiled = match &self.compiled_cache {
+            None => cuzk_filecoin::compiled::compile(id).map_err(failed)?,
+            Some(dir) => {
+                let params = self.params_path(circuit_id)?;
+                let (c, source) =
+                    cuzk_filecoin::compiled::load_or_compile(id, &params, dir).map_err(failed)?;
+                log_source(circuit_id, dir, &source);
+                c
+            }
+        };
         let bytes = compiled.heap_bytes() as u64;
         tracing::info!(circuit = %circuit_id, bytes, ms = t0.elapsed().as_millis() as u64, "circuit compiled");
         Ok(Some(Prepared {
             data: Arc::new(compiled),
             bytes,
         }))
+    }
+}
+
+/// One line on where a circuit's matrices came from, when it is news: a cached file refused
+/// (and why), or a cache that could not be written.
+fn log_source(circuit_id: &str, dir: &std::path::Path, source: &cuzk_filecoin::compiled::Source) {
+    use cuzk_filecoin::compiled::Source;
+    match source {
+        Source::Cache => {
+            tracing::info!(circuit = %circuit_id, dir = %dir.display(), "compiled circuit read from the cache")
+        }
+        Source::Compiled { refused, stored } => {
+            if let Some(why) = refused {
+                tracing::warn!(circuit = %circuit_id, cause = %why, "cached circuit not used; compiled again");
+            }
+            if let Err(why) = stored {
+                tracing::warn!(circuit = %circuit_id, cause = %why, "compiled circuit not cached: the next load compiles again");
+            }
+        }
     }
 }
 
@@ -360,6 +400,29 @@ mod tests {
             p.prepare("porep-3g"),
             Err(EngineError::UnknownCircuit(_))
         ));
+    }
+
+    /// With a compiled cache the planner stores a circuit at its first prepare and reads it
+    /// at the next (`cuzk_filecoin::compiled::load_or_compile` has the cases); without a
+    /// parameter file there is no key: compiled, not stored.
+    #[test]
+    fn a_planner_with_a_compiled_cache_stores_and_rereads_its_circuits() {
+        let params = tempfile::tempdir().unwrap();
+        let cache = params.path().join("compiled");
+        let p = FilecoinPlanner::new(params.path().to_path_buf())
+            .with_compiled_cache(Some(cache.clone()));
+        assert!(p.prepare("winning-2k").unwrap().is_some());
+        assert!(!cache.join("winning-2k.compiled").exists());
+        std::fs::write(p.params_path("winning-2k").unwrap(), vec![1u8; 4096]).unwrap();
+        let first = p.prepare("winning-2k").unwrap().expect("compiled");
+        assert!(cache.join("winning-2k.compiled").is_file());
+        let again = p.prepare("winning-2k").unwrap().expect("read back");
+        let (x, y) = (
+            first.data.downcast_ref::<CompiledCircuit>().unwrap(),
+            again.data.downcast_ref::<CompiledCircuit>().unwrap(),
+        );
+        assert_eq!(x.num_constraints(), y.num_constraints());
+        assert_eq!(first.bytes, again.bytes);
     }
 
     #[test]

@@ -170,3 +170,79 @@ fn released_matrices_still_defer_but_no_longer_evaluate() {
         Err(ProveError::Unavailable(_))
     ));
 }
+
+/// A circuit written to a file and read back is the same circuit (same matrices, shape,
+/// densities, and the same evaluation of a witness); a file of another key or format is
+/// stale, a short one, a changed byte or a wrong magic is corrupt, a missing one is missing:
+/// none of them is ever a circuit, and a failed write leaves nothing behind.
+#[test]
+fn a_circuit_file_round_trips_and_a_stale_short_or_damaged_one_is_refused() {
+    use super::CircuitFileError as E;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parts.compiled");
+    let circuit = Parts {
+        parts: 5,
+        split: true,
+    };
+    let c = compile(circuit);
+    c.write_file(&path, "parts|params-1").unwrap();
+    let back = CompiledCircuit::read_file(&path, "parts|params-1", "parts").unwrap();
+    assert_ne!(back.id(), c.id(), "a new identity for the device caches");
+    for m in 0..3 {
+        let (x, y) = (c.matrix(m), back.matrix(m));
+        assert_eq!(
+            (x.row_start, x.cols, x.coeffs),
+            (y.row_start, y.cols, y.coeffs),
+            "matrix {m}"
+        );
+    }
+    assert_eq!(back.coeff_table(), c.coeff_table());
+    assert_eq!(back.densities(), c.densities());
+    assert_eq!(
+        (back.num_constraints(), back.num_inputs(), back.num_aux()),
+        (c.num_constraints(), c.num_inputs(), c.num_aux())
+    );
+    let witness = || Recorder::synthesize(circuit, RecorderMode::WitnessOnly).unwrap();
+    let (x, y) = (
+        c.evaluate(witness()).unwrap(),
+        back.evaluate(witness()).unwrap(),
+    );
+    assert_eq!((x.a, x.b, x.c), (y.a, y.b, y.c));
+
+    let read = |key: &str| CompiledCircuit::read_file(&path, key, "parts");
+    assert!(matches!(read("parts|params-2"), Err(E::Stale { .. })));
+    let good = std::fs::read(&path).unwrap();
+    let damaged = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut bytes = good.clone();
+        f(&mut bytes);
+        std::fs::write(&path, &bytes).unwrap();
+        read("parts|params-1")
+    };
+    // Another format version (bytes 8..12).
+    assert!(matches!(damaged(&|b| b[8] ^= 1), Err(E::Stale { .. })));
+    assert!(matches!(damaged(&|b| b[0] ^= 1), Err(E::Corrupt { .. })));
+    for cut in [good.len() - 1, good.len() / 2, 40, 3] {
+        let r = damaged(&|b| b.truncate(cut));
+        assert!(matches!(r, Err(E::Corrupt { .. })), "cut at {cut}: {r:?}");
+    }
+    // One changed byte anywhere past the header: a coefficient, a column, the digest.
+    for at in [
+        good.len() / 3,
+        good.len() / 2,
+        good.len() - 70,
+        good.len() - 1,
+    ] {
+        let r = damaged(&|b| b[at] ^= 0x10);
+        assert!(matches!(r, Err(E::Corrupt { .. })), "byte {at}: {r:?}");
+    }
+    // An extra byte.
+    assert!(matches!(damaged(&|b| b.push(0)), Err(E::Corrupt { .. })));
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(read("parts|params-1"), Err(E::Missing(_))));
+
+    // Released matrices cannot be written; nothing is left behind.
+    let mut released = compile(circuit);
+    released.release_host_matrices();
+    assert!(released.write_file(&path, "k").is_err());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
