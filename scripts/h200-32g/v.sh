@@ -19,8 +19,11 @@
 #   wpost:   wpost-32g parameters, the daemon, `selftest` WindowPoSt (2,349 sectors);
 #   porep64: porep-64g parameters (47.6 GB: the disk holds them once the others are gone),
 #            the daemon, `selftest` PoRep 64 GiB;
-#   sppark:  (after porep, its parameters still there) the daemon restarted with
-#            `[gpu] queued_msm = false` (sppark's own MSMs), c=2 j=4 again.
+#            then the daemon restarted: porep-64g's compiled circuit read from the cache;
+#   sppark:  porep-32g parameters (unless there), the daemon (default: queued MSMs) c=2 j=4,
+#            then restarted with `[gpu] queued_msm = false` (sppark's own MSMs), c=2 j=4
+#            again: the two side by side.
+# POINTS=0 skips `setup_points` at the start.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 LOG=/tmp/v.log
@@ -33,7 +36,7 @@ daemon_up() {
   printf '[srs]\nparams_dir = "%s"\npreload = ["%s"]\n%b' "$P" "$1" "${2:-}" > /tmp/cuzk.toml
   local t=$(date +%s)
   setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK > /tmp/daemon.log 2>&1 < /dev/null &
-  while ! grep -q "SRS loaded\|rror" /tmp/daemon.log 2>/dev/null && [ $(( $(date +%s) - t )) -lt 400 ]; do sleep 2; done
+  while ! grep -q "SRS loaded\|preload failed\| ERROR " /tmp/daemon.log 2>/dev/null && [ $(( $(date +%s) - t )) -lt 400 ]; do sleep 2; done
   echo "daemon: $1 loaded in $(( $(date +%s) - t )) s"
   grep -E "WARN|ERROR|compiled|SRS loaded" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240 | tail -4
   vmhwm
@@ -86,19 +89,29 @@ run() {
       selftest snap
       ;;
     wpost)
-      rm -f $P/*.params; pkill -x cuzk
+      rm -rf $P/*.params $P/cuzk-compiled; pkill -x cuzk
       params wpost-32g
-      daemon_up wpost-32g
+      # Its parameters and compiled matrices (~10 GiB) would not both fit the disk.
+      daemon_up wpost-32g 'compiled_cache = false\n'
       selftest wpost
       ;;
     porep64)
-      rm -f $P/*.params; pkill -x cuzk
+      rm -rf $P/*.params $P/cuzk-compiled; pkill -x cuzk
       params porep-64g
       daemon_up porep-64g
       echo "== selftest porep 64GiB ($(( $(date +%s) - T0 )) s in)"
       $D/cuzk selftest --params $P --kinds porep --sector-size 64GiB --out /tmp/st 2>&1 | grep -v "^NOTE"
+      ls -la $P/cuzk-compiled; df -h /tmp | tail -1
+      echo "== restart: the compiled circuit from the cache"
+      daemon_up porep-64g
       ;;
     sppark)
+      if [ ! -f $P/*82a357d2*.params ]; then
+        rm -rf $P/*.params $P/cuzk-compiled; pkill -x cuzk
+        params porep-32g
+      fi
+      daemon_up porep-32g
+      batch queued
       daemon_up porep-32g '[gpu]\nqueued_msm = false\n'
       batch sppark
       ;;
@@ -112,10 +125,12 @@ run() {
 case "${1:-}" in
 start)
   T0=$(date +%s)
+  [ "${POINTS:-1}" = 0 ] || {
   echo "== setup_points ($D)"
   ( time CUZK_TEST_SETUP_POINTS=10000000 $D/setup_points --test-threads 1 --nocapture ) > $OUT/setup_points.log 2>&1
   grep -E "^test |test result|^real|G1 x|G2 x|panicked|differs" $OUT/setup_points.log | tail -24
   grep -q "test result: ok" $OUT/setup_points.log || { echo "setup_points failed: not starting the run"; exit 1; }
+  }
   rm -f $LOG
   setsid nohup bash -c "OUT=/tmp/vout T0=$T0 PHASES='${PHASES:-}' $0 run-inner" > $LOG 2>&1 < /dev/null &
   echo "run started"

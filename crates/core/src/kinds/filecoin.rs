@@ -290,18 +290,23 @@ impl Planner for FilecoinPlanner {
             circuit_id: circuit_id.to_string(),
             message: format!("compiling the circuit: {e}"),
         };
-        let compiled = match &self.compiled_cache {
-            None => cuzk_filecoin::compiled::compile(id).map_err(failed)?,
+        let (compiled, cached) = match &self.compiled_cache {
+            None => (cuzk_filecoin::compiled::compile(id).map_err(failed)?, false),
             Some(dir) => {
                 let params = self.params_path(circuit_id)?;
                 let (c, source) =
                     cuzk_filecoin::compiled::load_or_compile(id, &params, dir).map_err(failed)?;
                 log_source(circuit_id, dir, &source);
-                c
+                (c, matches!(source, cuzk_filecoin::compiled::Source::Cache))
             }
         };
         let bytes = compiled.heap_bytes() as u64;
-        tracing::info!(circuit = %circuit_id, bytes, ms = t0.elapsed().as_millis() as u64, "circuit compiled");
+        let ms = t0.elapsed().as_millis() as u64;
+        if cached {
+            tracing::info!(circuit = %circuit_id, bytes, ms, "compiled circuit read from the cache");
+        } else {
+            tracing::info!(circuit = %circuit_id, bytes, ms, "circuit compiled");
+        }
         Ok(Some(Prepared {
             data: Arc::new(compiled),
             bytes,
@@ -309,21 +314,16 @@ impl Planner for FilecoinPlanner {
     }
 }
 
-/// One line on where a circuit's matrices came from, when it is news: a cached file refused
-/// (and why), or a cache that could not be written.
+/// A warning when a cache misbehaved: a cached file refused (and why), or a cache that could
+/// not be written (in `dir`).
 fn log_source(circuit_id: &str, dir: &std::path::Path, source: &cuzk_filecoin::compiled::Source) {
     use cuzk_filecoin::compiled::Source;
-    match source {
-        Source::Cache => {
-            tracing::info!(circuit = %circuit_id, dir = %dir.display(), "compiled circuit read from the cache")
+    if let Source::Compiled { refused, stored } = source {
+        if let Some(why) = refused {
+            tracing::warn!(circuit = %circuit_id, cause = %why, "cached circuit not used; compiled again");
         }
-        Source::Compiled { refused, stored } => {
-            if let Some(why) = refused {
-                tracing::warn!(circuit = %circuit_id, cause = %why, "cached circuit not used; compiled again");
-            }
-            if let Err(why) = stored {
-                tracing::warn!(circuit = %circuit_id, cause = %why, "compiled circuit not cached: the next load compiles again");
-            }
+        if let Err(why) = stored {
+            tracing::warn!(circuit = %circuit_id, dir = %dir.display(), cause = %why, "compiled circuit not cached: the next load compiles again");
         }
     }
 }
