@@ -1,4 +1,4 @@
-//! The C ABI of `cuda/cuzk.cu`: `#[repr(C)]` mirrors of its structs and the extern
+//! The C ABI of `cuda/cuzk.cu`: `#[repr(C)]` mirrors of its structs (`cuda/abi_types.cuh`) and the extern
 //! declarations. Every function returns sppark's by-value `{code, message}` error.
 #![allow(unsafe_code)]
 

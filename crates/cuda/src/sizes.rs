@@ -1,5 +1,5 @@
 //! The sizing model of the device allocations: what a worker context's buffers grow to for one
-//! `start` (mirroring `cuzk_worker` in `cuda/cuzk.cu`), the scratch sppark's Pippenger takes,
+//! `start` (mirroring `cuzk_worker` in `cuda/worker.cuh`), the scratch sppark's Pippenger takes,
 //! and the bytes of a resident SRS copy. Every VRAM reservation is computed here.
 use crate::{plan, CudaOptions};
 use cuzk_groth16::Srs;
