@@ -98,6 +98,10 @@ pub fn load_or_compile(
         }
     };
     let path = cache_dir.join(format!("{id}.compiled"));
+    let orphans = CompiledCircuit::remove_orphaned_temporaries(&path);
+    if orphans > 0 {
+        tracing::info!(circuit = %id, orphans, "removed the temporary files of killed cache writers");
+    }
     let refused = match CompiledCircuit::read_file(&path, &key, &id.to_string()) {
         Ok(c) => return Ok((c, Source::Cache)),
         Err(cuzk_groth16::compiled::CircuitFileError::Missing(_)) => None,

@@ -184,6 +184,41 @@ impl CompiledCircuit {
         })
     }
 
+    /// Removes the temporary files that writers of `path` left when they were killed
+    /// mid-write (`<name>.tmp.<pid>` whose process is gone: no `/proc/<pid>`), so a `kill -9`
+    /// during a write costs no disk. A running writer's file is left alone. Returns how many
+    /// went; a directory that cannot be read or written removes none.
+    pub fn remove_orphaned_temporaries(path: &Path) -> usize {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return 0;
+        };
+        let prefix = format!("{}.tmp.", name.to_string_lossy());
+        let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        }) else {
+            return 0;
+        };
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let file = entry.file_name();
+            let Some(pid) = file
+                .to_str()
+                .and_then(|f| f.strip_prefix(&prefix))
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let alive =
+                pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
+            if !alive && std::fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
     /// A's, B's and C's row starts, columns and coefficient indices, in file order.
     fn arrays(&self) -> [&[u32]; 9] {
         let (a, b, c) = (&self.a, &self.b, &self.c);

@@ -246,3 +246,101 @@ fn a_circuit_file_round_trips_and_a_stale_short_or_damaged_one_is_refused() {
     assert!(released.write_file(&path, "k").is_err());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The writer that `a_kill_during_a_write_leaves_no_corrupt_cache` kills: with
+/// `CUZK_TEST_WRITER` set to a path it writes a circuit there over and over until killed.
+#[test]
+#[ignore = "a child process of a_kill_during_a_write_leaves_no_corrupt_cache"]
+fn cache_writer_child() {
+    let Some(path) = std::env::var_os("CUZK_TEST_WRITER") else {
+        return;
+    };
+    let c = compile(Parts {
+        parts: 800,
+        split: true,
+    });
+    loop {
+        c.write_file(std::path::Path::new(&path), "writer").unwrap();
+    }
+}
+
+/// `kill -9` of a process writing the cache, at several moments: the file under the final
+/// name is always absent or whole (it reads back), never half; the killed writer's temporary
+/// file is removed by the next `remove_orphaned_temporaries`; a running process's is not.
+#[test]
+fn a_kill_during_a_write_leaves_no_corrupt_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("parts.compiled");
+    let reference = compile(Parts {
+        parts: 800,
+        split: true,
+    });
+    let mut orphans = 0;
+    // Killed: as soon as its first temporary file shows (mid-write), once a whole file has
+    // landed (plus 37 ms), and at 170 ms whatever it is doing.
+    let tmp_shows = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().contains(".tmp."))
+    };
+    for moment in ["mid-write", "after a write", "at 170 ms"] {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "compiled::tests::cache_writer_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("CUZK_TEST_WRITER", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        let until = |ready: &dyn Fn() -> bool| {
+            while !ready() && t0.elapsed() < std::time::Duration::from_secs(120) {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        };
+        match moment {
+            "mid-write" => until(&|| tmp_shows(dir.path())),
+            "after a write" => {
+                until(&|| path.exists());
+                std::thread::sleep(std::time::Duration::from_millis(37));
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(170)),
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        match CompiledCircuit::read_file(&path, "writer", "parts") {
+            Ok(c) => assert_eq!(c.num_constraints(), reference.num_constraints()),
+            Err(CircuitFileError::Missing(_)) => {}
+            Err(e) => panic!("after a kill {moment}: {e}"),
+        }
+        orphans += CompiledCircuit::remove_orphaned_temporaries(&path);
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "parts.compiled")
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+    // The writer did write (a whole file landed) and was caught mid-write at least once
+    // (writing is nearly all of its loop), so the checks above saw both cases.
+    assert!(path.exists(), "the child never completed a write");
+    assert!(orphans >= 1, "no kill landed mid-write");
+    // A temporary file of a live process (this one) stays; of a dead one, goes.
+    let mine = dir
+        .path()
+        .join(format!("parts.compiled.tmp.{}", std::process::id()));
+    std::fs::write(&mine, b"half").unwrap();
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = gone.id();
+    gone.wait().unwrap();
+    let dead = dir.path().join(format!("parts.compiled.tmp.{dead_pid}"));
+    std::fs::write(&dead, b"half").unwrap();
+    let unrelated = dir.path().join(format!("other.compiled.tmp.{dead_pid}"));
+    std::fs::write(&unrelated, b"x").unwrap();
+    assert_eq!(CompiledCircuit::remove_orphaned_temporaries(&path), 1);
+    assert!(mine.exists() && !dead.exists() && unrelated.exists());
+}
