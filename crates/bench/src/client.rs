@@ -412,7 +412,50 @@ pub async fn print_status(addr: &Dial) -> Result<()> {
         } else {
             format!("proving {} ({})", g.current_job_id, g.current_proof_kind)
         };
-        println!("  {} {}: {job}{vram}", g.ordinal, g.name);
+        let busy = if g.busy_window_ms > 0 {
+            format!(
+                ", busy {:.1}% over the last {} s",
+                g.busy_fraction_last_minute * 100.0,
+                g.busy_window_ms / 1000
+            )
+        } else {
+            String::new()
+        };
+        let errors = if g.quarantined {
+            format!(", {} errors, QUARANTINED", g.errors)
+        } else if g.errors > 0 {
+            format!(", {} errors", g.errors)
+        } else {
+            String::new()
+        };
+        println!(
+            "  {} {}: {job}{vram}{busy}, {} partitions{errors}",
+            g.ordinal, g.name, g.partitions
+        );
+    }
+    if !s.kind_stats.is_empty() {
+        println!("latency of completed proofs (p50 / p99 of the last 1,024, seconds):");
+        println!(
+            "  {:<22} {:>9} {:>6} {:>9}  {:>15} {:>15} {:>15} {:>15}",
+            "kind", "completed", "failed", "cancelled", "queue", "synthesis", "prover", "total"
+        );
+    }
+    for k in &s.kind_stats {
+        let mut cells = String::new();
+        for p in &k.phases {
+            cells.push_str(&format!(
+                " {:>15}",
+                format!(
+                    "{:.2} / {:.2}",
+                    p.p50_ms as f64 / 1e3,
+                    p.p99_ms as f64 / 1e3
+                )
+            ));
+        }
+        println!(
+            "  {:<22} {:>9} {:>6} {:>9} {cells}",
+            k.proof_kind, k.completed, k.failed, k.cancelled
+        );
     }
     Ok(())
 }

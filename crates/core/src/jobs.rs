@@ -250,15 +250,17 @@ impl Job {
             (p.timings, p.timing_only)
         };
         let (timings, timing_only) = timings;
-        let counter = match &state {
-            JobState::Completed { .. } => &metrics.completed,
+        use crate::latency::Outcome;
+        let (counter, outcome) = match &state {
+            JobState::Completed { .. } => (&metrics.completed, Outcome::Completed),
             JobState::Failed { error } => {
                 tracing::warn!(job = %self.id, cause = %error, "job failed");
-                &metrics.failed
+                (&metrics.failed, Outcome::Failed)
             }
-            _ => &metrics.cancelled,
+            _ => (&metrics.cancelled, Outcome::Cancelled),
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        metrics.latency.record(self.kind, outcome, &timings);
         let completed = matches!(state, JobState::Completed { .. });
         let note = (completed && timing_only).then(|| TIMING_ONLY_NOTE.to_string());
         self.outcome.send_replace(Some(JobOutcome {

@@ -26,6 +26,7 @@ mod error;
 mod estimate;
 mod jobs;
 pub mod kinds;
+mod latency;
 mod metrics;
 mod params;
 mod pipeline;
@@ -45,6 +46,9 @@ pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
 pub use estimate::{resident_bytes, WorkingSetEstimate};
 pub use jobs::RequestPermit;
+pub use latency::{
+    KindLatency, PhaseLatency, BUCKETS as LATENCY_BUCKETS, PHASES as LATENCY_PHASES,
+};
 pub use metrics::{
     current_rss_bytes, peak_rss_bytes, MemorySample, PartitionTimeline, Stage, StageGauges,
 };

@@ -125,13 +125,30 @@ pub struct Metrics {
     pub cancelled: AtomicU64,
     /// Partitions proved.
     pub partitions_proved: AtomicU64,
+    /// Jobs and latency per proof kind.
+    pub latency: crate::latency::LatencyBook,
     /// Timeline rows, oldest first; capacity-bounded so a long-lived daemon does not grow.
     rows: Mutex<VecDeque<TimelineRow>>,
     row_cap: usize,
     /// Reserved-bytes samples, capacity-bounded like the rows.
     samples: Mutex<VecDeque<MemorySample>>,
     sample_cap: usize,
+    /// Each device's busy time, read once a second (the sampler), the last two minutes.
+    busy_readings: Mutex<VecDeque<BusyReading>>,
 }
+
+/// The devices' busy times at one moment (`None`: not measured), for busy fractions over
+/// a recent window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BusyReading {
+    /// Offset from the engine's start.
+    pub at: Duration,
+    /// Per device, in the engine's order.
+    pub busy: Vec<Option<Duration>>,
+}
+
+/// Busy readings kept: two minutes at one a second.
+const BUSY_READINGS: usize = 120;
 
 impl Metrics {
     /// A store keeping at most `rows` timeline rows and `samples` memory samples.
@@ -143,10 +160,12 @@ impl Metrics {
             failed: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
             partitions_proved: AtomicU64::new(0),
+            latency: Default::default(),
             rows: Mutex::new(VecDeque::new()),
             row_cap: rows.max(1),
             samples: Mutex::new(VecDeque::new()),
             sample_cap: samples.max(1),
+            busy_readings: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -200,6 +219,26 @@ impl Metrics {
             v.pop_front();
         }
         v.push_back(s);
+    }
+
+    /// Records the devices' busy times (the sampler, once a second).
+    pub fn add_busy_reading(&self, r: BusyReading) {
+        let mut v = self.busy_readings.lock();
+        if v.len() >= BUSY_READINGS {
+            v.pop_front();
+        }
+        v.push_back(r);
+    }
+
+    /// The oldest busy reading taken within `window` before `now` (the start of a busy
+    /// fraction over about that window), if any.
+    pub fn busy_reading_within(&self, now: Duration, window: Duration) -> Option<BusyReading> {
+        let since = now.saturating_sub(window);
+        self.busy_readings
+            .lock()
+            .iter()
+            .find(|r| r.at >= since)
+            .cloned()
     }
 
     /// A copy of the memory samples.

@@ -282,10 +282,65 @@ pub(crate) fn render(s: &EngineStatus) -> String {
             .collect::<Vec<_>>(),
     );
     metric(
+        "cuzk_resident_bytes",
+        "gauge",
+        "This process's resident set now (what=current, VmRSS) and its peak (what=peak, VmHWM).",
+        &[
+            ("what=\"current\"", crate::metrics::current_rss_bytes()),
+            ("what=\"peak\"", crate::metrics::peak_rss_bytes()),
+        ]
+        .into_iter()
+        .filter_map(|(l, v)| v.map(|v| (l.to_string(), v)))
+        .collect::<Vec<_>>(),
+    );
+    metric(
         "cuzk_uptime_seconds",
         "gauge",
         "Seconds since the engine started.",
         &[(String::new(), s.uptime.as_secs())],
     );
+    let mut by_kind = Vec::new();
+    for k in &s.kinds {
+        for (outcome, n) in [
+            ("completed", k.completed),
+            ("failed", k.failed),
+            ("cancelled", k.cancelled),
+        ] {
+            by_kind.push((
+                format!("kind=\"{}\",outcome=\"{outcome}\"", k.kind.name()),
+                n,
+            ));
+        }
+    }
+    metric(
+        "cuzk_proofs_total",
+        "counter",
+        "Jobs ended, by proof kind and outcome.",
+        &by_kind,
+    );
+    latency_histogram(&mut o, s);
     o
+}
+
+/// `cuzk_proof_duration_seconds`: completed jobs' latency by kind and phase (queue, synthesis,
+/// prover: summed over partitions; total: submit to end), a histogram over
+/// [`crate::latency::BUCKETS`].
+fn latency_histogram(o: &mut String, s: &EngineStatus) {
+    let name = "cuzk_proof_duration_seconds";
+    let _ = writeln!(
+        o,
+        "# HELP {name} Completed jobs' latency by proof kind and phase (queue, synthesis, prover, total)."
+    );
+    let _ = writeln!(o, "# TYPE {name} histogram");
+    for k in &s.kinds {
+        for p in &k.phases {
+            let labels = format!("kind=\"{}\",phase=\"{}\"", k.kind.name(), p.phase);
+            for (bound, n) in crate::latency::BUCKETS.iter().zip(&p.cumulative) {
+                let _ = writeln!(o, "{name}_bucket{{{labels},le=\"{bound}\"}} {n}");
+            }
+            let _ = writeln!(o, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", p.count);
+            let _ = writeln!(o, "{name}_sum{{{labels}}} {}", p.sum.as_secs_f64());
+            let _ = writeln!(o, "{name}_count{{{labels}}} {}", p.count);
+        }
+    }
 }

@@ -113,6 +113,10 @@ pub struct DeviceStatus {
     /// Time spent inside `start`, summed over the device's workers: overlapping workers
     /// count twice, so this can exceed wall time and is not a busy fraction.
     pub start_time: Duration,
+    /// Its busy fraction over about the last minute (the sampler's reading nearest 60 s ago
+    /// to now: the window, and `busy` grown over it divided by it, in parts per million);
+    /// `None` before the first reading a second old, or when `busy` is not measured.
+    pub busy_last_minute: Option<(Duration, u32)>,
     /// Partitions proved on it.
     pub partitions: u64,
     /// The device's memory as (total, free) bytes, if the backend has a device.
@@ -159,6 +163,8 @@ pub struct EngineStatus {
     pub total_failed: u64,
     /// Jobs cancelled since start.
     pub total_cancelled: u64,
+    /// Per proof kind seen: jobs by outcome, and completed jobs' latency by phase.
+    pub kinds: Vec<crate::latency::KindLatency>,
     /// Time since the engine started.
     pub uptime: Duration,
     /// Prover backends.
@@ -184,6 +190,8 @@ impl EngineStatus {
                 e.0 += 1;
             }
         }
+        let now = sh.metrics.now();
+        let then = sh.metrics.busy_reading_within(now, Duration::from_secs(60));
         EngineStatus {
             queues: per_kind
                 .into_iter()
@@ -219,6 +227,7 @@ impl EngineStatus {
             total_completed: sh.metrics.completed.load(Ordering::Relaxed),
             total_failed: sh.metrics.failed.load(Ordering::Relaxed),
             total_cancelled: sh.metrics.cancelled.load(Ordering::Relaxed),
+            kinds: sh.metrics.latency.snapshot(),
             uptime: sh.metrics.now(),
             devices: sh
                 .devices
@@ -226,13 +235,17 @@ impl EngineStatus {
                 .enumerate()
                 .map(|(i, d)| {
                     let cur = d.current.lock().clone();
-                    let (busy, busy_source) = match d.backend.device_busy() {
-                        Some(b) => (Some(b), BusySource::Backend),
-                        None if sh.config.prover_interlock => (
-                            Some(Duration::from_nanos(d.interlock_ns.load(Ordering::Relaxed))),
-                            BusySource::Interlock,
-                        ),
-                        None => (None, BusySource::NotMeasured),
+                    let (busy, busy_source) = device_busy(sh, d);
+                    let busy_last_minute = match (&then, busy) {
+                        (Some(r), Some(b)) if now >= r.at + Duration::from_secs(1) => {
+                            r.busy.get(i).copied().flatten().map(|b0| {
+                                let window = now - r.at;
+                                let grown = b.saturating_sub(b0).as_secs_f64();
+                                let ppm = (grown / window.as_secs_f64() * 1e6).min(1e6);
+                                (window, ppm as u32)
+                            })
+                        }
+                        _ => None,
                     };
                     DeviceStatus {
                         index: i as u32,
@@ -241,6 +254,7 @@ impl EngineStatus {
                         current_kind: cur.map(|c| c.1),
                         busy,
                         busy_source,
+                        busy_last_minute,
                         start_time: Duration::from_nanos(d.start_ns.load(Ordering::Relaxed)),
                         partitions: d.partitions.load(Ordering::Relaxed),
                         memory: d.backend.device_memory(),
@@ -251,5 +265,21 @@ impl EngineStatus {
                 .collect(),
             accepting: sh.accepting(),
         }
+    }
+}
+
+/// A device's busy time and where it comes from: the backend's own figure, else the time the
+/// engine's interlock was held (when that is on), else not measured.
+pub(crate) fn device_busy(
+    sh: &Shared,
+    d: &crate::pipeline::Device,
+) -> (Option<Duration>, BusySource) {
+    match d.backend.device_busy() {
+        Some(b) => (Some(b), BusySource::Backend),
+        None if sh.config.prover_interlock => (
+            Some(Duration::from_nanos(d.interlock_ns.load(Ordering::Relaxed))),
+            BusySource::Interlock,
+        ),
+        None => (None, BusySource::NotMeasured),
     }
 }

@@ -392,6 +392,28 @@ async fn duplicate_request_id_returns_the_same_job() {
         text.contains("cuzk_reserved_bytes{category=\"srs\"}"),
         "{text}"
     );
+    // Per kind: the job counted, its latency recorded as the outcome reported it.
+    assert_eq!(s.kinds.len(), 1);
+    let k = &s.kinds[0];
+    assert_eq!(
+        (k.kind, k.completed, k.failed),
+        (ProofKind::Synthetic, 1, 0)
+    );
+    assert_eq!(k.phases[3].phase, "total");
+    assert_eq!(
+        (k.phases[3].p50, k.phases[3].p99),
+        (o.timings.total, o.timings.total)
+    );
+    assert_eq!(k.phases[0].p50, o.timings.queue_wait);
+    for line in [
+        "cuzk_proofs_total{kind=\"SYNTHETIC\",outcome=\"completed\"} 1",
+        "cuzk_proofs_total{kind=\"SYNTHETIC\",outcome=\"failed\"} 0",
+        "cuzk_proof_duration_seconds_count{kind=\"SYNTHETIC\",phase=\"total\"} 1",
+        "cuzk_proof_duration_seconds_bucket{kind=\"SYNTHETIC\",phase=\"prover\",le=\"+Inf\"} 1",
+        "# TYPE cuzk_proof_duration_seconds histogram",
+    ] {
+        assert!(text.contains(line), "{line} not in {text}");
+    }
     // Explicit SRS eviction frees its bytes; an unknown id is an error.
     let ev = e.evict_srs("fake").unwrap();
     assert!(ev.was_loaded && ev.freed_bytes > 0);

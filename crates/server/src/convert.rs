@@ -133,6 +133,10 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                 partitions: d.partitions,
                 errors: d.errors,
                 quarantined: d.quarantined,
+                busy_fraction_last_minute: d
+                    .busy_last_minute
+                    .map_or(0.0, |(_, ppm)| ppm as f64 / 1e6),
+                busy_window_ms: d.busy_last_minute.map_or(0, |(w, _)| w.as_millis() as u64),
             })
             .collect(),
         loaded_srs: s
@@ -189,6 +193,26 @@ pub(crate) fn status(engine: &Engine) -> GetStatusResponse {
                 circuit_id: m.circuit_id.clone(),
                 reserved_bytes: m.reserved,
                 measured_bytes: m.measured,
+            })
+            .collect(),
+        kind_stats: s
+            .kinds
+            .iter()
+            .map(|k| proto::KindStats {
+                proof_kind: k.kind.name().to_string(),
+                completed: k.completed,
+                failed: k.failed,
+                cancelled: k.cancelled,
+                phases: k
+                    .phases
+                    .iter()
+                    .map(|p| proto::PhaseLatency {
+                        phase: p.phase.to_string(),
+                        p50_ms: p.p50.as_millis() as u64,
+                        p99_ms: p.p99.as_millis() as u64,
+                        samples: p.recent as u64,
+                    })
+                    .collect(),
             })
             .collect(),
     }

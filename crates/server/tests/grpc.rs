@@ -105,6 +105,20 @@ async fn every_rpc(transport: Transport) {
     assert!(s1.loaded_srs.iter().any(|e| e.circuit_id == circuit));
     assert!(s1.peak_reserved_bytes > 0);
     assert!(s1.peak_reserved_bytes <= s1.pinned_memory_limit_bytes);
+    // Per kind on the wire: both jobs counted, four phases with percentiles of two samples.
+    let k = &s1.kind_stats;
+    assert_eq!(k.len(), 1, "{k:?}");
+    assert_eq!(
+        (k[0].proof_kind.as_str(), k[0].completed, k[0].failed),
+        ("SYNTHETIC", 2, 0)
+    );
+    let phases: Vec<&str> = k[0].phases.iter().map(|p| p.phase.as_str()).collect();
+    assert_eq!(phases, ["queue", "synthesis", "prover", "total"]);
+    let total = &k[0].phases[3];
+    assert!(
+        total.samples == 2 && total.p50_ms <= total.p99_ms,
+        "{total:?}"
+    );
 
     // GetMetrics.
     let m = c

@@ -287,12 +287,14 @@ fn get_status_response_matches_protocol() {
             vram_free_bytes: 100 << 30,
             current_job_id: "job-9".into(),
             current_proof_kind: "POREP_SEAL_COMMIT".into(),
-            // cuzk extensions (fields 100-104): absent from Curio's message, so defaults.
+            // cuzk extensions (fields 100-106): absent from Curio's message, so defaults.
             busy_ms: 0,
             busy_source: String::new(),
             partitions: 0,
             errors: 0,
             quarantined: false,
+            busy_fraction_last_minute: 0.0,
+            busy_window_ms: 0,
         }]
     );
     assert_eq!(

@@ -28,7 +28,7 @@ mod shared;
 mod synthesis;
 
 pub(crate) use self::admission::check_fits;
-pub(crate) use self::shared::Shared;
+pub(crate) use self::shared::{Device, Shared};
 
 use self::admission::Lane;
 use self::partition::{Partition, Started};
@@ -99,6 +99,14 @@ async fn sampler_loop(sh: Arc<Shared>) {
         });
         if last_purge.elapsed() > Duration::from_secs(1) {
             last_purge = Instant::now();
+            sh.metrics.add_busy_reading(crate::metrics::BusyReading {
+                at: sh.metrics.now(),
+                busy: sh
+                    .devices
+                    .iter()
+                    .map(|d| crate::status::device_busy(&sh, d).0)
+                    .collect(),
+            });
             sh.jobs.purge_expired(sh.config.result_retention);
         }
     }
