@@ -8,6 +8,59 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Where a device's busy time comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BusySource {
+    /// The backend's own timing of its device-exclusive phase (the CUDA prover's kernels,
+    /// under its device lock).
+    Backend,
+    /// The engine's timing of its device interlock, held with a partition in hand until its
+    /// `start` returns (one `start` per device at a time).
+    Interlock,
+    /// Not measured: the backend has no figure of its own and the interlock is off, so the
+    /// device's workers may overlap and their time in `start` is no busy time.
+    NotMeasured,
+}
+
+impl BusySource {
+    /// A short name for metrics and the wire (`backend`, `interlock`, `not_measured`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BusySource::Backend => "backend",
+            BusySource::Interlock => "interlock",
+            BusySource::NotMeasured => "not_measured",
+        }
+    }
+
+    /// The source named `name` (see [`BusySource::name`]).
+    pub fn from_name(name: &str) -> Option<BusySource> {
+        [
+            BusySource::Backend,
+            BusySource::Interlock,
+            BusySource::NotMeasured,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+    }
+
+    /// What the figure is, for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BusySource::Backend => "the device's exclusive phase, timed by the backend",
+            BusySource::Interlock => "the engine's device interlock, held per partition",
+            BusySource::NotMeasured => {
+                "not measured (no device timing from the backend, and the interlock is off)"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for BusySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where a partition is in the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {

@@ -39,58 +39,7 @@ pub struct QueueStatus {
     pub in_progress: u32,
 }
 
-/// Where a device's busy time comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BusySource {
-    /// The backend's own timing of its device-exclusive phase (the CUDA prover's kernels,
-    /// under its device lock).
-    Backend,
-    /// The engine's timing of its device interlock, held with a partition in hand until its
-    /// `start` returns (one `start` per device at a time).
-    Interlock,
-    /// Not measured: the backend has no figure of its own and the interlock is off, so the
-    /// device's workers may overlap and their time in `start` is no busy time.
-    NotMeasured,
-}
-
-impl BusySource {
-    /// A short name for metrics and the wire (`backend`, `interlock`, `not_measured`).
-    pub fn name(self) -> &'static str {
-        match self {
-            BusySource::Backend => "backend",
-            BusySource::Interlock => "interlock",
-            BusySource::NotMeasured => "not_measured",
-        }
-    }
-
-    /// The source named `name` (see [`BusySource::name`]).
-    pub fn from_name(name: &str) -> Option<BusySource> {
-        [
-            BusySource::Backend,
-            BusySource::Interlock,
-            BusySource::NotMeasured,
-        ]
-        .into_iter()
-        .find(|s| s.name() == name)
-    }
-
-    /// What the figure is, for people.
-    pub fn describe(self) -> &'static str {
-        match self {
-            BusySource::Backend => "the device's exclusive phase, timed by the backend",
-            BusySource::Interlock => "the engine's device interlock, held per partition",
-            BusySource::NotMeasured => {
-                "not measured (no device timing from the backend, and the interlock is off)"
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for BusySource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::metrics::BusySource;
 
 /// One prover backend (device).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -235,7 +184,7 @@ impl EngineStatus {
                 .enumerate()
                 .map(|(i, d)| {
                     let cur = d.current.lock().clone();
-                    let (busy, busy_source) = device_busy(sh, d);
+                    let (busy, busy_source) = d.busy(sh.config.prover_interlock);
                     let busy_last_minute = match (&then, busy) {
                         (Some(r), Some(b)) if now >= r.at + Duration::from_secs(1) => {
                             r.busy.get(i).copied().flatten().map(|b0| {
@@ -265,21 +214,5 @@ impl EngineStatus {
                 .collect(),
             accepting: sh.accepting(),
         }
-    }
-}
-
-/// A device's busy time and where it comes from: the backend's own figure, else the time the
-/// engine's interlock was held (when that is on), else not measured.
-pub(crate) fn device_busy(
-    sh: &Shared,
-    d: &crate::pipeline::Device,
-) -> (Option<Duration>, BusySource) {
-    match d.backend.device_busy() {
-        Some(b) => (Some(b), BusySource::Backend),
-        None if sh.config.prover_interlock => (
-            Some(Duration::from_nanos(d.interlock_ns.load(Ordering::Relaxed))),
-            BusySource::Interlock,
-        ),
-        None => (None, BusySource::NotMeasured),
     }
 }

@@ -28,7 +28,7 @@ mod shared;
 mod synthesis;
 
 pub(crate) use self::admission::check_fits;
-pub(crate) use self::shared::{Device, Shared};
+pub(crate) use self::shared::Shared;
 
 use self::admission::Lane;
 use self::partition::{Partition, Started};
@@ -104,7 +104,7 @@ async fn sampler_loop(sh: Arc<Shared>) {
                 busy: sh
                     .devices
                     .iter()
-                    .map(|d| crate::status::device_busy(&sh, d).0)
+                    .map(|d| d.busy(sh.config.prover_interlock).0)
                     .collect(),
             });
             sh.jobs.purge_expired(sh.config.result_retention);

@@ -54,6 +54,27 @@ pub(crate) struct Device {
     pub(crate) quarantined: AtomicBool,
 }
 
+impl Device {
+    /// Its busy time and where it comes from: the backend's own figure, else the time the
+    /// engine's interlock was held (when `interlock` is on), else not measured.
+    pub(crate) fn busy(
+        &self,
+        interlock: bool,
+    ) -> (Option<std::time::Duration>, crate::metrics::BusySource) {
+        use crate::metrics::BusySource;
+        match self.backend.device_busy() {
+            Some(b) => (Some(b), BusySource::Backend),
+            None if interlock => (
+                Some(std::time::Duration::from_nanos(
+                    self.interlock_ns.load(Ordering::Relaxed),
+                )),
+                BusySource::Interlock,
+            ),
+            None => (None, BusySource::NotMeasured),
+        }
+    }
+}
+
 /// Queue order: highest priority, then oldest job, then partition index.
 type QueueKey = (Reverse<Priority>, u64, usize);
 
