@@ -80,7 +80,8 @@ async fn finish(sh: Arc<Shared>, p: Partition<Started>) {
     }
 }
 
-/// Samples the reserved bytes every `sample_interval`, and forgets expired jobs each second.
+/// Samples the reserved bytes every `sample_interval`; each second reads the devices' busy
+/// times (the status's busy fraction over the last minute) and forgets expired jobs.
 async fn sampler_loop(sh: Arc<Shared>) {
     let mut stop = sh.stopping();
     let mut tick = tokio::time::interval(sh.config.sample_interval);
