@@ -436,7 +436,7 @@ pub async fn print_status(addr: &Dial) -> Result<()> {
     if !s.kind_stats.is_empty() {
         println!("latency of completed proofs (p50 / p99 of the last 1,024, seconds):");
         println!(
-            "  {:<22} {:>9} {:>6} {:>9}  {:>15} {:>15} {:>15} {:>15}",
+            "  {:<22} {:>9} {:>6} {:>9} {:>15} {:>15} {:>15} {:>15}",
             "kind", "completed", "failed", "cancelled", "queue", "synthesis", "prover", "total"
         );
     }
