@@ -17,7 +17,7 @@ use blstrs::Scalar;
 use ff::PrimeField;
 use rayon::prelude::*;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the layout or the meaning of a compiled circuit changes.
@@ -155,68 +155,24 @@ impl CompiledCircuit {
                 "the matrices' host copy was released",
             )));
         }
-        let mut name = path
-            .file_name()
-            .map(|n| n.to_os_string())
-            .unwrap_or_default();
-        name.push(format!(".tmp.{}", std::process::id()));
-        let tmp = path.with_file_name(name);
         let header = header(self, key);
         let coeffs: Vec<u8> = self.coeffs.iter().flat_map(|c| c.to_repr()).collect();
         let arrays = self.arrays();
-        let result = (|| {
-            let file = File::create(&tmp)?;
-            let mut w = BufWriter::with_capacity(8 << 20, &file);
+        crate::atomic::write_atomic(path, 8 << 20, |w| {
             w.write_all(&header)?;
             w.write_all(&coeffs)?;
             for a in &arrays {
-                write_u32s(&mut w, a)?;
+                write_u32s(w, a)?;
             }
-            w.write_all(&digest(&header, &coeffs, &arrays))?;
-            w.flush()?;
-            drop(w);
-            file.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        result.map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io_err(e)
+            w.write_all(&digest(&header, &coeffs, &arrays))
         })
+        .map_err(io_err)
     }
 
-    /// Removes the temporary files that writers of `path` left when they were killed
-    /// mid-write (`<name>.tmp.<pid>` whose process is gone: no `/proc/<pid>`), so a `kill -9`
-    /// during a write costs no disk. A running writer's file is left alone. Returns how many
-    /// went; a directory that cannot be read or written removes none.
+    /// Removes the temporary files that writers of `path` killed mid-write left behind
+    /// ([`crate::atomic::remove_orphaned_temporaries`]); returns how many went.
     pub fn remove_orphaned_temporaries(path: &Path) -> usize {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return 0;
-        };
-        let prefix = format!("{}.tmp.", name.to_string_lossy());
-        let Ok(entries) = std::fs::read_dir(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        }) else {
-            return 0;
-        };
-        let mut removed = 0;
-        for entry in entries.flatten() {
-            let file = entry.file_name();
-            let Some(pid) = file
-                .to_str()
-                .and_then(|f| f.strip_prefix(&prefix))
-                .and_then(|p| p.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let alive =
-                pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
-            if !alive && std::fs::remove_file(entry.path()).is_ok() {
-                removed += 1;
-            }
-        }
-        removed
+        crate::atomic::remove_orphaned_temporaries(path)
     }
 
     /// A's, B's and C's row starts, columns and coefficient indices, in file order.

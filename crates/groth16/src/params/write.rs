@@ -5,7 +5,7 @@ use crate::error::ParamsError;
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Points encoded per parallel batch before they are written.
 const BATCH_BYTES: usize = 16 << 20;
@@ -69,36 +69,13 @@ fn write_section<W: Write, P: WirePoint>(w: &mut W, points: &[P]) -> io::Result<
     Ok(())
 }
 
-/// Writes through a buffered temporary file beside `path`, syncs it, then renames it over
-/// `path`, so readers never see a half-written file.
+/// Writes `path` whole or not at all ([`crate::atomic::write_atomic`]).
 fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&File>) -> io::Result<()>,
 ) -> Result<(), ParamsError> {
-    let tmp = temp_path(path);
-    let result = (|| {
-        let file = File::create(&tmp)?;
-        let mut w = BufWriter::with_capacity(1 << 20, &file);
-        fill(&mut w)?;
-        w.flush()?;
-        drop(w);
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        ParamsError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
+    crate::atomic::write_atomic(path, 1 << 20, fill).map_err(|source| ParamsError::Io {
+        path: path.to_path_buf(),
+        source,
     })
-}
-
-fn temp_path(path: &Path) -> PathBuf {
-    let mut name = path
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(format!(".tmp.{}", std::process::id()));
-    path.with_file_name(name)
 }

@@ -101,12 +101,7 @@ struct Output {
 
 impl Output {
     fn create(path: &Path, len: u64) -> std::io::Result<Output> {
-        let mut name = path
-            .file_name()
-            .map(|n| n.to_os_string())
-            .unwrap_or_default();
-        name.push(format!(".tmp.{}", std::process::id()));
-        let tmp = path.with_file_name(name);
+        let tmp = crate::atomic::temp_path(path);
         let file = std::sync::Arc::new(File::create(&tmp)?);
         file.set_len(len)?;
         let (tx, rx) = sync_channel::<(u64, Vec<u8>)>(WRITES_IN_FLIGHT);
