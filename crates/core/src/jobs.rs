@@ -251,15 +251,14 @@ impl Job {
         };
         let (timings, timing_only) = timings;
         use crate::latency::Outcome;
-        let (counter, outcome) = match &state {
-            JobState::Completed { .. } => (&metrics.completed, Outcome::Completed),
+        let outcome = match &state {
+            JobState::Completed { .. } => Outcome::Completed,
             JobState::Failed { error } => {
                 tracing::warn!(job = %self.id, cause = %error, "job failed");
-                (&metrics.failed, Outcome::Failed)
+                Outcome::Failed
             }
-            _ => (&metrics.cancelled, Outcome::Cancelled),
+            _ => Outcome::Cancelled,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
         metrics.latency.record(self.kind, outcome, &timings);
         let completed = matches!(state, JobState::Completed { .. });
         let note = (completed && timing_only).then(|| TIMING_ONLY_NOTE.to_string());

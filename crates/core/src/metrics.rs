@@ -170,15 +170,10 @@ pub struct Metrics {
     /// The engine's start; timestamps are offsets from it.
     pub start: Instant,
     stages: [AtomicI64; 5],
-    /// Jobs completed, failed, cancelled.
-    pub completed: AtomicU64,
-    /// Jobs failed.
-    pub failed: AtomicU64,
-    /// Jobs cancelled.
-    pub cancelled: AtomicU64,
     /// Partitions proved.
     pub partitions_proved: AtomicU64,
-    /// Jobs and latency per proof kind.
+    /// Jobs ended per proof kind and outcome, and completed jobs' latency (the status's
+    /// totals are their sums).
     pub latency: crate::latency::LatencyBook,
     /// Timeline rows, oldest first; capacity-bounded so a long-lived daemon does not grow.
     rows: Mutex<VecDeque<TimelineRow>>,
@@ -209,9 +204,6 @@ impl Metrics {
         Metrics {
             start: Instant::now(),
             stages: Default::default(),
-            completed: AtomicU64::new(0),
-            failed: AtomicU64::new(0),
-            cancelled: AtomicU64::new(0),
             partitions_proved: AtomicU64::new(0),
             latency: Default::default(),
             rows: Mutex::new(VecDeque::new()),

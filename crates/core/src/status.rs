@@ -139,6 +139,7 @@ impl EngineStatus {
                 e.0 += 1;
             }
         }
+        let kinds = sh.metrics.latency.snapshot();
         let now = sh.metrics.now();
         let then = sh.metrics.busy_reading_within(now, Duration::from_secs(60));
         EngineStatus {
@@ -173,10 +174,10 @@ impl EngineStatus {
             request_bytes_in_use: sh.jobs.request_bytes_in_use(),
             kept_buffers: sh.buffers.stats(),
             stages: sh.metrics.gauges(),
-            total_completed: sh.metrics.completed.load(Ordering::Relaxed),
-            total_failed: sh.metrics.failed.load(Ordering::Relaxed),
-            total_cancelled: sh.metrics.cancelled.load(Ordering::Relaxed),
-            kinds: sh.metrics.latency.snapshot(),
+            total_completed: kinds.iter().map(|k| k.completed).sum(),
+            total_failed: kinds.iter().map(|k| k.failed).sum(),
+            total_cancelled: kinds.iter().map(|k| k.cancelled).sum(),
+            kinds,
             uptime: sh.metrics.now(),
             devices: sh
                 .devices
