@@ -96,41 +96,66 @@ struct Output {
     file: std::sync::Arc<File>,
     tmp: PathBuf,
     tx: Option<SyncSender<(u64, Vec<u8>)>>,
-    writer: Option<JoinHandle<std::io::Result<()>>>,
+    writer: Option<JoinHandle<()>>,
+    /// The writer's error, once it has stopped on one (a full disk, say): what a later
+    /// [`Output::put`] or [`Output::finish`] reports, rather than a closed channel.
+    failed: std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>,
 }
 
 impl Output {
     fn create(path: &Path, len: u64) -> std::io::Result<Output> {
         let tmp = crate::atomic::temp_path(path);
-        let file = std::sync::Arc::new(File::create(&tmp)?);
+        let file = File::create(&tmp)?;
         file.set_len(len)?;
+        Output::start(file, tmp)
+    }
+
+    /// Starts the writer thread over `file`, the temporary `tmp`.
+    fn start(file: File, tmp: PathBuf) -> std::io::Result<Output> {
+        let file = std::sync::Arc::new(file);
         let (tx, rx) = sync_channel::<(u64, Vec<u8>)>(WRITES_IN_FLIGHT);
         let f = std::sync::Arc::clone(&file);
+        let failed = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let failure = std::sync::Arc::clone(&failed);
         let writer = std::thread::Builder::new()
             .name("cuzk-setup-write".into())
             .spawn(move || {
                 for (offset, bytes) in rx {
-                    f.write_all_at(&bytes, offset)?;
+                    if let Err(e) = f.write_all_at(&bytes, offset) {
+                        let e = std::io::Error::new(
+                            e.kind(),
+                            format!("writing {} bytes at offset {offset}: {e}", bytes.len()),
+                        );
+                        *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
                 }
-                Ok(())
             })?;
         Ok(Output {
             file,
             tmp,
             tx: Some(tx),
             writer: Some(writer),
+            failed,
         })
     }
 
-    /// Queues `bytes` for `offset`. Fails if the writer has stopped (its error comes out of
-    /// [`Output::finish`]).
+    /// The writer's own error, taken once.
+    fn writer_error(&self) -> Option<std::io::Error> {
+        self.failed.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    /// Queues `bytes` for `offset`. Fails with the writer's own error (`No space left on
+    /// device`, say) once it has stopped on one.
     fn put(&self, offset: u64, bytes: Vec<u8>) -> std::io::Result<()> {
         let tx = self
             .tx
             .as_ref()
             .ok_or_else(|| std::io::Error::other("writer closed"))?;
-        tx.send((offset, bytes))
-            .map_err(|_| std::io::Error::other("the writer thread stopped"))
+        tx.send((offset, bytes)).map_err(|_| {
+            self.writer_error()
+                .unwrap_or_else(|| std::io::Error::other("the writer thread stopped"))
+        })
     }
 
     /// Waits for every write, syncs, and renames the file over `path`.
@@ -143,9 +168,8 @@ impl Output {
     fn close(&mut self) -> std::io::Result<()> {
         drop(self.tx.take());
         match self.writer.take().map(|w| w.join()) {
-            Some(Ok(r)) => r,
             Some(Err(_)) => Err(std::io::Error::other("the writer thread panicked")),
-            None => Ok(()),
+            _ => self.writer_error().map_or(Ok(()), Err),
         }
     }
 }
@@ -472,5 +496,37 @@ impl Sections<'_> {
             start += len;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Output;
+
+    /// A writer that fails (`/dev/full`: no space left) reports its own error, the cause an
+    /// operator can act on, from the next `put` or from `finish`, not a closed channel.
+    #[test]
+    fn a_full_disk_is_reported_as_such_not_as_a_stopped_writer() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let dir = tempfile::tempdir().unwrap();
+        let out = Output::start(full, dir.path().join("never.tmp")).unwrap();
+        let mut error = None;
+        for i in 0..64u64 {
+            if let Err(e) = out.put(i << 20, vec![7u8; 1 << 20]) {
+                error = Some(e);
+                break;
+            }
+        }
+        let e = match error {
+            Some(e) => e,
+            None => out
+                .finish(&dir.path().join("never"))
+                .expect_err("writing to /dev/full succeeded"),
+        };
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull, "{e}");
+        assert!(e.to_string().contains("offset"), "{e}");
     }
 }
