@@ -95,6 +95,12 @@ impl RequestPermit {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// Gives every byte held back now (a message given up on before the permit is dropped).
+    pub fn release(&mut self) {
+        self.pool.in_use.fetch_sub(self.bytes, Ordering::SeqCst);
+        self.bytes = 0;
+    }
 }
 
 impl Drop for RequestPermit {

@@ -1,6 +1,7 @@
 //! Starting and stopping the daemon's servers around an engine: the gRPC service on its
 //! socket, the optional HTTP metrics port, who may reach them (see auth.rs), and the ordered
 //! drain on shutdown.
+use crate::admission::{self, ConnectionStats};
 use crate::auth::BearerCheck;
 use crate::listen::{self, Bound, BoundAddr};
 use crate::metrics_http::{self, HttpState};
@@ -15,17 +16,20 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt as _;
 use tonic::service::interceptor::InterceptedService;
 
 /// How long the gRPC server may take to close its connections once the engine has drained
 /// (every waiting RPC has its answer by then; this only covers writing it out).
 const CLOSE_GRACE: Duration = Duration::from_secs(5);
+/// Accepted connections waiting for the server to take them.
+const ACCEPT_QUEUE: usize = 64;
 
 /// A running daemon: the engine plus its servers. Stop it with [`Daemon::shutdown`].
 pub struct Daemon {
     engine: Arc<Engine>,
+    connections: Arc<ConnectionStats>,
     addr: BoundAddr,
     metrics_addr: Option<SocketAddr>,
     drain_timeout: Duration,
@@ -40,7 +44,19 @@ pub struct Daemon {
 impl Daemon {
     /// Binds the sockets and starts serving `engine`. Returns once the sockets are bound, so
     /// a client may connect right away.
-    pub async fn start(engine: Arc<Engine>, opts: ServeOptions) -> Result<Self, ServerError> {
+    pub async fn start(engine: Arc<Engine>, mut opts: ServeOptions) -> Result<Self, ServerError> {
+        if let Some(limit) = admission::open_file_limit() {
+            if let Some(asked) = opts.fit_to_fd_limit(limit) {
+                tracing::warn!(
+                    asked,
+                    open_file_limit = limit,
+                    max_connections = opts.max_connections,
+                    "server.max_connections lowered to fit the open-file limit \
+                     (raise it with `ulimit -n` or LimitNOFILE=)"
+                );
+            }
+        }
+        let connections = Arc::new(ConnectionStats::default());
         let bound = listen::bind(&opts.listen).await?;
         let addr = bound.addr()?;
         // Nothing has been accepted yet: a refused listener is dropped unused.
@@ -63,6 +79,7 @@ impl Daemon {
                 crate::auth::check_exposure(local, opts.auth_token.as_ref(), "HTTP metrics")?;
                 let app = metrics_http::router(HttpState {
                     engine: engine.clone(),
+                    connections: connections.clone(),
                     draining: draining.clone(),
                     token: opts.auth_token.clone(),
                 });
@@ -79,7 +96,9 @@ impl Daemon {
             }
         };
 
-        let service = ProvingService::new(engine.clone()).admin_rpcs(opts.admin_rpcs);
+        let service = ProvingService::new(engine.clone())
+            .admin_rpcs(opts.admin_rpcs)
+            .connections(connections.clone());
         let svc = ProvingEngineServer::new(service)
             .max_decoding_message_size(opts.max_message_bytes)
             .max_encoding_message_size(opts.max_message_bytes);
@@ -94,24 +113,37 @@ impl Daemon {
             let _ = rx.wait_for(|s| *s).await;
         };
         let router = tonic::transport::Server::builder()
-            .tcp_nodelay(true)
             .max_concurrent_streams(opts.max_streams_per_connection)
+            .http2_keepalive_interval(Some(opts.keepalive_interval))
+            .http2_keepalive_timeout(Some(opts.keepalive_timeout))
+            .http2_max_header_list_size(opts.max_header_list_bytes)
             .layer(tower::util::MapResponseLayer::new(
                 crate::error::oversize_is_resource_exhausted::<tonic::body::Body>,
             ))
-            .layer(crate::intake::IntakeLayer::new(engine.clone()))
+            .layer(crate::intake::IntakeLayer::new(
+                engine.clone(),
+                opts.request_arrival_timeout,
+            ))
             .add_service(InterceptedService::new(svc, check));
+        let limits = admission::Limits {
+            max_connections: opts.max_connections,
+            handshake_timeout: opts.handshake_timeout,
+        };
+        let accepted = connections.clone();
         let grpc = match bound {
             Bound::Tcp(l) => tokio::spawn(async move {
-                router
-                    .serve_with_incoming_shutdown(TcpListenerStream::new(l), signal)
-                    .await
+                let (tx, rx) = tokio::sync::mpsc::channel(ACCEPT_QUEUE);
+                tokio::spawn(admission::accept_loop(l, limits, accepted, tx));
+                let incoming = ReceiverStream::new(rx);
+                router.serve_with_incoming_shutdown(incoming, signal).await
             }),
             Bound::Unix(l, guard) => tokio::spawn(async move {
+                let (tx, rx) = tokio::sync::mpsc::channel(ACCEPT_QUEUE);
+                tokio::spawn(admission::accept_loop(l, limits, accepted, tx));
+                let incoming = ReceiverStream::new(rx);
                 // Clients that send the socket path as `:authority` (grpc-core, grpc-java,
                 // grpcurl) are served as if they had sent `localhost`: see authority.rs.
-                let incoming = UnixListenerStream::new(l)
-                    .map(|conn| conn.map(crate::authority::AuthorityFix::new));
+                let incoming = incoming.map(|conn| conn.map(crate::authority::AuthorityFix::new));
                 let r = router.serve_with_incoming_shutdown(incoming, signal).await;
                 drop(guard);
                 r
@@ -120,6 +152,7 @@ impl Daemon {
         tracing::info!(addr = %addr, "gRPC cuzk.v1.ProvingEngine listening");
         Ok(Self {
             engine,
+            connections,
             addr,
             metrics_addr,
             drain_timeout: opts.drain_timeout,
@@ -138,6 +171,11 @@ impl Daemon {
     /// The HTTP metrics address, if enabled.
     pub fn metrics_addr(&self) -> Option<SocketAddr> {
         self.metrics_addr
+    }
+
+    /// The gRPC connections' counts.
+    pub fn connections(&self) -> &ConnectionStats {
+        &self.connections
     }
 
     /// The engine being served.

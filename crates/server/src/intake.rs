@@ -9,9 +9,11 @@
 //! fails with RESOURCE_EXHAUSTED before more of it is read. The bytes go back when tonic
 //! drops the body, once the message is decoded; the handler's submit then takes the job's
 //! own payload permit from the same slice.
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use cuzk_core::{Engine, EngineError, RequestPermit};
@@ -25,11 +27,14 @@ const HEADER_OVERHEAD: usize = 32;
 #[derive(Clone)]
 pub(crate) struct IntakeLayer {
     engine: Arc<Engine>,
+    arrival: Duration,
 }
 
 impl IntakeLayer {
-    pub(crate) fn new(engine: Arc<Engine>) -> Self {
-        Self { engine }
+    /// Meters bodies against `engine`'s request buffer; a body not whole within `arrival`
+    /// of its headers fails with DEADLINE_EXCEEDED.
+    pub(crate) fn new(engine: Arc<Engine>, arrival: Duration) -> Self {
+        Self { engine, arrival }
     }
 }
 
@@ -40,6 +45,7 @@ impl<S> tower::Layer<S> for IntakeLayer {
         Intake {
             inner,
             engine: self.engine.clone(),
+            arrival: self.arrival,
         }
     }
 }
@@ -49,6 +55,7 @@ impl<S> tower::Layer<S> for IntakeLayer {
 pub(crate) struct Intake<S> {
     inner: S,
     engine: Arc<Engine>,
+    arrival: Duration,
 }
 
 impl<S> tower::Service<http::Request<tonic::body::Body>> for Intake<S>
@@ -71,11 +78,14 @@ where
             .map(|(name, value)| name.as_str().len() + value.len() + HEADER_OVERHEAD)
             .sum();
         let refused = permit.try_grow(headers as u64).err().map(refusal);
+        let arrival = self.arrival;
         let req = req.map(|inner| {
             tonic::body::Body::new(Metered {
                 inner,
                 permit,
                 refused,
+                deadline: Some(Box::pin(tokio::time::sleep(arrival))),
+                arrival,
             })
         });
         self.inner.call(req)
@@ -95,6 +105,10 @@ struct Metered {
     permit: RequestPermit,
     /// The headers did not fit: the first read fails with this.
     refused: Option<Status>,
+    /// Until the body has ended: when it stops waiting for the rest.
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The arrival timeout, for the message.
+    arrival: Duration,
 }
 
 impl Body for Metered {
@@ -119,7 +133,23 @@ impl Body for Metered {
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
-            other => other,
+            Poll::Pending => match this.deadline.as_mut().map(|d| d.as_mut().poll(cx)) {
+                Some(Poll::Ready(())) => {
+                    this.deadline = None;
+                    // The bytes held so far go back now, not when the stream is reset.
+                    this.permit.release();
+                    Poll::Ready(Some(Err(Status::deadline_exceeded(format!(
+                        "the request message did not arrive whole within {} \
+                         (server.request_arrival_timeout)",
+                        humantime::format_duration(this.arrival)
+                    )))))
+                }
+                _ => Poll::Pending,
+            },
+            other => {
+                this.deadline = None;
+                other
+            }
         }
     }
 

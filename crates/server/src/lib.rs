@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod admission;
 mod auth;
 mod authority;
 pub mod client;
@@ -29,6 +30,7 @@ pub mod proto {
     tonic::include_proto!("cuzk.v1");
 }
 
+pub use admission::ConnectionStats;
 pub use auth::AuthToken;
 pub use daemon::Daemon;
 pub use error::ServerError;

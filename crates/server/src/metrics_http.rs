@@ -18,6 +18,8 @@ pub(crate) struct HttpState {
     /// Set when shutdown starts: `/healthz` then answers 503 so a load balancer stops
     /// sending work while in-flight jobs drain.
     pub(crate) draining: Arc<AtomicBool>,
+    /// The gRPC connections' counts, appended to the engine's metrics.
+    pub(crate) connections: Arc<crate::admission::ConnectionStats>,
     /// The bearer token `/metrics` asks for, if configured.
     pub(crate) token: Option<AuthToken>,
 }
@@ -43,7 +45,7 @@ async fn metrics(State(s): State<HttpState>, headers: HeaderMap) -> Response {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        s.engine.prometheus(),
+        s.engine.prometheus() + &s.connections.prometheus(),
     )
         .into_response()
 }

@@ -14,6 +14,11 @@ pub const DEFAULT_ADDR: &str = "unix:///run/cuzk/cuzk.sock";
 const DEFAULT_SOCKET: &str = "/run/cuzk/cuzk.sock";
 /// [`ServeOptions::max_streams_per_connection`]'s default.
 const DEFAULT_MAX_STREAMS: u32 = 1024;
+/// [`ServeOptions::max_connections`]'s default.
+const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// File descriptors kept for everything but connections (parameter files, caches, logs)
+/// when `max_connections` is fitted under the process's open-file limit.
+const FD_RESERVE: u64 = 64;
 
 /// Where and how to serve.
 #[derive(Debug, Clone)]
@@ -37,6 +42,24 @@ pub struct ServeOptions {
     /// SETTINGS_MAX_CONCURRENT_STREAMS); clients queue the rest. Default 1024: grpc-go (and so
     /// Curio) multiplexes every call, long AwaitProof waits included, on one connection.
     pub max_streams_per_connection: u32,
+    /// gRPC connections open at once; one more is closed as soon as it is accepted. Default
+    /// 1024, lowered to fit the open-file limit (see [`ServeOptions::fit_to_fd_limit`]).
+    pub max_connections: usize,
+    /// A connection that sends no byte within this is closed. Default 10 s.
+    pub handshake_timeout: Duration,
+    /// How often an HTTP/2 PING goes to each connection's peer, and how long its answer may
+    /// take before the connection is closed and its calls cancelled: a client that vanishes
+    /// without closing its socket is found within the sum. Default 30 s and 20 s.
+    pub keepalive_interval: Duration,
+    /// See [`ServeOptions::keepalive_interval`].
+    pub keepalive_timeout: Duration,
+    /// Largest header list (metadata) a request may carry, in bytes, as HTTP/2's
+    /// SETTINGS_MAX_HEADER_LIST_SIZE. Default 16 KiB.
+    pub max_header_list_bytes: u32,
+    /// A request's message must have arrived whole within this of its headers, or the call
+    /// fails with DEADLINE_EXCEEDED and its buffered bytes are freed. Default 5 min (a
+    /// 256 MiB message at 10 Mbit/s takes under 4).
+    pub request_arrival_timeout: Duration,
 }
 
 impl ServeOptions {
@@ -51,6 +74,27 @@ impl ServeOptions {
             auth_token: None,
             admin_rpcs: true,
             max_streams_per_connection: DEFAULT_MAX_STREAMS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            handshake_timeout: Duration::from_secs(10),
+            keepalive_interval: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(20),
+            max_header_list_bytes: 16 << 10,
+            request_arrival_timeout: Duration::from_secs(300),
+        }
+    }
+
+    /// Lowers `max_connections` to fit `open_files` (the process's open-file limit) less a
+    /// reserve for the daemon's own files, so a connection flood fills the daemon's limit,
+    /// never the process's (where `accept` fails and nothing can open a file). Returns the
+    /// old value when it was lowered.
+    pub fn fit_to_fd_limit(&mut self, open_files: u64) -> Option<usize> {
+        let fits = open_files.saturating_sub(FD_RESERVE).max(1);
+        if self.max_connections as u64 > fits {
+            let old = self.max_connections;
+            self.max_connections = fits as usize;
+            Some(old)
+        } else {
+            None
         }
     }
 }
@@ -66,6 +110,27 @@ struct RawServer {
     auth_token_file: Option<String>,
     admin_rpcs: Option<bool>,
     max_streams_per_connection: Option<u32>,
+    max_connections: Option<usize>,
+    handshake_timeout: Option<String>,
+    keepalive_interval: Option<String>,
+    keepalive_timeout: Option<String>,
+    max_header_list_size: Option<String>,
+    request_arrival_timeout: Option<String>,
+}
+
+/// A duration key of the `[server]` table ("10s", "5m"); zero is refused.
+fn duration(field: &'static str, text: &str) -> Result<Duration, ServerError> {
+    let d = humantime::parse_duration(text.trim()).map_err(|e| ServerError::ConfigValue {
+        field,
+        reason: format!("\"{text}\": {e} (write e.g. \"30s\")"),
+    })?;
+    if d.is_zero() {
+        return Err(ServerError::ConfigValue {
+            field,
+            reason: "0 would close every connection or call at once".into(),
+        });
+    }
+    Ok(d)
 }
 
 impl ServeOptions {
@@ -73,7 +138,9 @@ impl ServeOptions {
     /// default [`DEFAULT_ADDR`]; `metrics_listen = "host:port"`, off when unset or empty;
     /// `drain_timeout = "5m"`; `max_message_size = "256MiB"`; `auth_token_file = "/path"`, read
     /// here, see [`AuthToken::from_file`]; `admin_rpcs = true`; `max_streams_per_connection =
-    /// 1024`). Unknown keys are errors.
+    /// 1024`; `max_connections = 1024`; `handshake_timeout = "10s"`; `keepalive_interval =
+    /// "30s"`; `keepalive_timeout = "20s"`; `max_header_list_size = "16KiB"`;
+    /// `request_arrival_timeout = "5m"`). Unknown keys are errors.
     pub fn from_toml(table: toml::Value) -> Result<ServeOptions, ServerError> {
         let raw: RawServer = table.try_into().map_err(ServerError::ConfigTable)?;
         let mut serve = ServeOptions::default();
@@ -110,6 +177,38 @@ impl ServeOptions {
                 });
             }
             serve.max_streams_per_connection = n;
+        }
+        if let Some(n) = raw.max_connections {
+            if n == 0 {
+                return Err(ServerError::ConfigValue {
+                    field: "max_connections",
+                    reason: "0 would refuse every client; write at least 1".into(),
+                });
+            }
+            serve.max_connections = n;
+        }
+        if let Some(d) = raw.handshake_timeout {
+            serve.handshake_timeout = duration("handshake_timeout", &d)?;
+        }
+        if let Some(d) = raw.keepalive_interval {
+            serve.keepalive_interval = duration("keepalive_interval", &d)?;
+        }
+        if let Some(d) = raw.keepalive_timeout {
+            serve.keepalive_timeout = duration("keepalive_timeout", &d)?;
+        }
+        if let Some(d) = raw.request_arrival_timeout {
+            serve.request_arrival_timeout = duration("request_arrival_timeout", &d)?;
+        }
+        if let Some(m) = raw.max_header_list_size {
+            let bad = |reason: String| ServerError::ConfigValue {
+                field: "max_header_list_size",
+                reason,
+            };
+            let n = cuzk_core::config::parse_size(&m).map_err(bad)?;
+            serve.max_header_list_bytes = u32::try_from(n)
+                .ok()
+                .filter(|&n| n >= 1024)
+                .ok_or_else(|| bad(format!("{n} bytes: write 1KiB to 4GiB")))?;
         }
         Ok(serve)
     }
@@ -155,5 +254,31 @@ mod tests {
         let missing = "auth_token_file = \"/nonexistent/cuzk-token\"";
         let err = ServeOptions::from_toml(toml::from_str(missing).unwrap()).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/cuzk-token"), "{err}");
+    }
+
+    #[test]
+    fn abuse_bounds_are_read_checked_and_fitted_to_the_fd_limit() {
+        let text = "max_connections = 5000\nhandshake_timeout = \"3s\"\n\
+                    keepalive_interval = \"1m\"\nkeepalive_timeout = \"5s\"\n\
+                    max_header_list_size = \"8KiB\"\nrequest_arrival_timeout = \"90s\"";
+        let mut o = ServeOptions::from_toml(toml::from_str(text).unwrap()).unwrap();
+        assert_eq!(o.max_connections, 5000);
+        assert_eq!(o.handshake_timeout, Duration::from_secs(3));
+        assert_eq!(o.keepalive_interval, Duration::from_secs(60));
+        assert_eq!(o.keepalive_timeout, Duration::from_secs(5));
+        assert_eq!(o.max_header_list_bytes, 8192);
+        assert_eq!(o.request_arrival_timeout, Duration::from_secs(90));
+        assert_eq!(o.fit_to_fd_limit(1024), Some(5000));
+        assert_eq!(o.max_connections, 1024 - FD_RESERVE as usize);
+        assert_eq!(o.fit_to_fd_limit(65536), None);
+        for bad in [
+            "max_connections = 0",
+            "handshake_timeout = \"0s\"",
+            "keepalive_timeout = \"soon\"",
+            "max_header_list_size = \"10\"",
+        ] {
+            let e = ServeOptions::from_toml(toml::from_str(bad).unwrap());
+            assert!(e.is_err(), "{bad} accepted");
+        }
     }
 }

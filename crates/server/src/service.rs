@@ -20,6 +20,8 @@ pub struct ProvingService {
     engine: Arc<Engine>,
     /// Whether PreloadSRS and EvictSRS are served (`server.admin_rpcs`).
     admin_rpcs: bool,
+    /// The gRPC connections' counts, appended to GetMetrics' text.
+    connections: Arc<crate::admission::ConnectionStats>,
 }
 
 impl ProvingService {
@@ -28,12 +30,19 @@ impl ProvingService {
         Self {
             engine,
             admin_rpcs: true,
+            connections: Default::default(),
         }
     }
 
     /// Turns PreloadSRS and EvictSRS on or off; off, they answer PERMISSION_DENIED.
     pub fn admin_rpcs(mut self, on: bool) -> Self {
         self.admin_rpcs = on;
+        self
+    }
+
+    /// Reports `stats` in GetMetrics beside the engine's metrics.
+    pub(crate) fn connections(mut self, stats: Arc<crate::admission::ConnectionStats>) -> Self {
+        self.connections = stats;
         self
     }
 
@@ -201,7 +210,7 @@ impl ProvingEngine for ProvingService {
         _request: Request<GetMetricsRequest>,
     ) -> Result<Response<GetMetricsResponse>, Status> {
         Ok(Response::new(GetMetricsResponse {
-            prometheus_text: self.engine.prometheus(),
+            prometheus_text: self.engine.prometheus() + &self.connections.prometheus(),
         }))
     }
 
