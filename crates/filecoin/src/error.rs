@@ -53,6 +53,9 @@ pub enum FilecoinError {
     /// The PoRep C2 envelope JSON does not parse.
     #[error("field `vanilla_proof`: invalid C1 envelope JSON (expected {{\"SectorNum\",\"Phase1Out\",\"SectorSize\"}}): {0}")]
     EnvelopeJson(#[source] serde_json::Error),
+    /// A JSON object without the envelope's keys, and not a bare `SealCommitPhase1Output`.
+    #[error("field `vanilla_proof`: neither the C1 envelope {{\"SectorNum\",\"Phase1Out\",\"SectorSize\"}} nor a SealCommitPhase1Output JSON: {0}")]
+    BareC1Json(#[source] serde_json::Error),
     /// `Phase1Out` is not valid base64.
     #[error("field `vanilla_proof.Phase1Out`: invalid base64: {0}")]
     Base64(#[source] base64::DecodeError),

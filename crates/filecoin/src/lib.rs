@@ -44,6 +44,7 @@ macro_rules! with_tree {
 pub(crate) use with_tree;
 
 pub mod bench;
+pub mod commcid;
 pub mod compiled;
 pub mod error;
 mod native;
@@ -66,4 +67,4 @@ pub use error::{FilecoinError, Result};
 pub use partition::{MemoryEstimate, PartitionJob, ProofPlan};
 pub use plan::{assemble, plan};
 pub use registry::{CircuitId, CircuitKind, ProofKind, RegisteredProof, SectorSize};
-pub use request::{C1Envelope, ProofRequest};
+pub use request::{C1Envelope, C1Input, ProofRequest};

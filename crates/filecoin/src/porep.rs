@@ -15,8 +15,8 @@ use storage_proofs_porep::stacked::{self, generate_replica_id, StackedCompound, 
 use crate::error::{FilecoinError, Result};
 use crate::partition::{FinishFn, MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::porep_witness::Pieces;
-use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
-use crate::request::{check_domain, check_scalar, C1Envelope, ProofRequest};
+use crate::registry::{CircuitId, CircuitKind, RegisteredProof, SectorSize};
+use crate::request::{check_domain, check_scalar, C1Input, ProofRequest};
 
 type Compound<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
 type Scheme<Tree> = StackedDrg<'static, Tree, DefaultPieceHasher>;
@@ -52,7 +52,33 @@ pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work
     let RegisteredProof::Seal(seal) = rp else {
         return unreachable_kind();
     };
-    let env = C1Envelope::parse(&req.vanilla_proof)?;
+    let (sector_number, phase1) = phase1_output(req, size)?;
+    if phase1.registered_proof != seal {
+        return Err(FilecoinError::Mismatch {
+            field: "vanilla_proof.Phase1Out.registered_proof",
+            expected: format!("{seal:?} (registered_proof {})", req.registered_proof),
+            got: format!("{:?}", phase1.registered_proof),
+        });
+    }
+    let prover_id = req.prover_id();
+    crate::with_tree!(
+        size,
+        plan_tree<S>(req, seal, phase1, sector_number, prover_id)
+    )
+}
+
+/// The sector number and the C1 output of a PoRep request, from either form of
+/// `vanilla_proof` ([`C1Input`]). The envelope's size and sector number must agree with the
+/// request's (a request's sector number of 0 takes the envelope's); a bare C1 output carries
+/// neither, so the request's are used.
+fn phase1_output(req: &ProofRequest, size: SectorSize) -> Result<(u64, SealCommitPhase1Output)> {
+    let env = match C1Input::parse(&req.vanilla_proof)? {
+        C1Input::Bare(json) => {
+            let phase1 = serde_json::from_slice(json).map_err(FilecoinError::BareC1Json)?;
+            return Ok((req.sector_number, phase1));
+        }
+        C1Input::Envelope(env) => env,
+    };
     if env.sector_size != size.bytes() {
         return Err(FilecoinError::Mismatch {
             field: "vanilla_proof.SectorSize",
@@ -72,21 +98,8 @@ pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work
         req.sector_number
     };
     let bytes = env.phase1_bytes()?;
-    let phase1: SealCommitPhase1Output =
-        serde_json::from_slice(&bytes).map_err(FilecoinError::Phase1Json)?;
-    drop(bytes);
-    if phase1.registered_proof != seal {
-        return Err(FilecoinError::Mismatch {
-            field: "vanilla_proof.Phase1Out.registered_proof",
-            expected: format!("{seal:?} (registered_proof {})", req.registered_proof),
-            got: format!("{:?}", phase1.registered_proof),
-        });
-    }
-    let prover_id = req.prover_id();
-    crate::with_tree!(
-        size,
-        plan_tree<S>(req, seal, phase1, sector_number, prover_id)
-    )
+    let phase1 = serde_json::from_slice(&bytes).map_err(FilecoinError::Phase1Json)?;
+    Ok((sector_number, phase1))
 }
 
 fn unreachable_kind<T>() -> Result<T> {

@@ -135,6 +135,34 @@ impl C1Envelope {
     }
 }
 
+/// The C1 output a PoRep request's `vanilla_proof` carries, in either form Curio sends: the
+/// [`C1Envelope`] (`lib/ffi/cuzk_funcs.go`), or the bare `SealCommitPhase1Output` JSON
+/// (ProofShare: `json.Marshal(Commit1OutRaw)`, the same serde shape as filecoin-proofs').
+pub enum C1Input<'a> {
+    /// The envelope, parsed.
+    Envelope(C1Envelope),
+    /// The bare C1 output's JSON bytes, not yet parsed.
+    Bare(&'a [u8]),
+}
+
+/// How far into `vanilla_proof` the envelope's `"Phase1Out"` key must appear: its only long
+/// value is that key's own, so the key comes within the first few dozen bytes.
+const ENVELOPE_KEY_WITHIN: usize = 4096;
+
+impl<'a> C1Input<'a> {
+    /// Tells the forms apart: a JSON object without `"Phase1Out"` in its first
+    /// [`ENVELOPE_KEY_WITHIN`] bytes is a bare C1 output; anything else must be the envelope.
+    pub fn parse(bytes: &'a [u8]) -> Result<C1Input<'a>> {
+        let head = &bytes[..bytes.len().min(ENVELOPE_KEY_WITHIN)];
+        let object = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        let key = b"\"Phase1Out\"";
+        if object && !head.windows(key.len()).any(|w| w == key) {
+            return Ok(C1Input::Bare(bytes));
+        }
+        C1Envelope::parse(bytes).map(C1Input::Envelope)
+    }
+}
+
 /// Checks that `bytes` is exactly 32 bytes and returns it as an array.
 pub(crate) fn bytes32(field: &'static str, bytes: &[u8]) -> Result<[u8; 32]> {
     <[u8; 32]>::try_from(bytes).map_err(|_| FilecoinError::WrongLength {

@@ -13,10 +13,11 @@ use storage_proofs_update::{
 
 use cuzk_groth16::{Recorder, RecorderMode, Synthesized};
 
+use crate::commcid::{commitment, Commitment};
 use crate::error::{FilecoinError, Result};
 use crate::partition::{MemoryEstimate, PartitionJob, ProofPlan, Synthesis, VerifyFn};
 use crate::registry::{CircuitId, CircuitKind, RegisteredProof};
-use crate::request::{bytes32, check_scalar, ProofRequest};
+use crate::request::{check_scalar, ProofRequest};
 
 struct Shared<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     pub_in: PublicInputs,
@@ -108,9 +109,10 @@ pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work
             message: "not an update proof".into(),
         });
     };
-    let comm_r_old = bytes32("comm_r_old", &req.comm_r_old)?;
-    let comm_r_new = bytes32("comm_r_new", &req.comm_r_new)?;
-    let comm_d_new = bytes32("comm_d_new", &req.comm_d_new)?;
+    // Raw, or as CIDs (Curio's sealing pipeline sends `cid.Bytes()`).
+    let comm_r_old = commitment("comm_r_old", &req.comm_r_old, Commitment::Sealed)?;
+    let comm_r_new = commitment("comm_r_new", &req.comm_r_new, Commitment::Sealed)?;
+    let comm_d_new = commitment("comm_d_new", &req.comm_d_new, Commitment::Unsealed)?;
     check_scalar("comm_r_old", &comm_r_old, true)?;
     check_scalar("comm_r_new", &comm_r_new, true)?;
     check_scalar("comm_d_new", &comm_d_new, true)?;

@@ -146,9 +146,10 @@ fn commitment_or_randomness_of_wrong_length_is_rejected() {
             _ => &mut req.comm_d_new,
         };
         c.pop();
+        // Neither 32 raw bytes nor a commitment CID (which SnapDeals' fields may also be).
         let e = err(&req);
         assert!(
-            matches!(e, FilecoinError::WrongLength { field: f, expected: 32, got: 31 } if f == field),
+            matches!(&e, FilecoinError::InvalidValue { field: f, reason } if *f == field && reason.contains("31 bytes")),
             "{e}"
         );
     }
@@ -338,4 +339,27 @@ fn a_sector_size_of_zero_is_the_registered_proof_s() {
             "{kind}: a contradicting size"
         );
     }
+}
+
+/// `vanilla_proof` may be the bare C1 output (Curio's ProofShare sends it so): a JSON object
+/// without the envelope's keys that is not a C1 output names both accepted forms; the bare
+/// form of the real C1 output plans as the envelope does.
+#[test]
+fn a_bare_c1_output_is_accepted_and_a_bad_one_names_both_forms() {
+    common::dir();
+    let mut req = common::request("porep");
+    let partitions = plan(&req).unwrap().partitions();
+    let bare = C1Envelope::parse(&req.vanilla_proof)
+        .unwrap()
+        .phase1_bytes()
+        .unwrap();
+    req.vanilla_proof = bare;
+    assert_eq!(
+        plan(&req).expect("the bare C1 output").partitions(),
+        partitions
+    );
+    req.vanilla_proof = br#"{"registered_proof": "StackedDrg2KiBV1_1"}"#.to_vec();
+    let e = err(&req);
+    assert!(matches!(e, FilecoinError::BareC1Json(_)), "{e}");
+    assert!(e.to_string().contains("Phase1Out"), "{e}");
 }

@@ -7,51 +7,12 @@ use cuzk_server::proto::{
     GpuStatus, PreloadSrsRequest, PreloadSrsResponse, Priority, ProofKind, ProveRequest,
     ProveResponse, QueueStatus, SrsStatus, SubmitProofRequest, SubmitProofResponse,
 };
+mod common;
+
+use common::pb::W;
 use prost::Message;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-const VARINT: u64 = 0;
-const LEN: u64 = 2;
-
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-/// Hand-rolled protobuf writer: fields appended in the order called.
-#[derive(Default)]
-struct W(Vec<u8>);
-
-impl W {
-    fn tag(&mut self, field: u64, wire: u64) {
-        varint((field << 3) | wire, &mut self.0);
-    }
-    fn u(mut self, field: u64, v: u64) -> Self {
-        self.tag(field, VARINT);
-        varint(v, &mut self.0);
-        self
-    }
-    fn b(mut self, field: u64, bytes: &[u8]) -> Self {
-        self.tag(field, LEN);
-        varint(bytes.len() as u64, &mut self.0);
-        self.0.extend_from_slice(bytes);
-        self
-    }
-    fn s(self, field: u64, s: &str) -> Self {
-        self.b(field, s.as_bytes())
-    }
-    fn m(self, field: u64, msg: W) -> Self {
-        self.b(field, &msg.0)
-    }
-}
 
 fn bytes(rng: &mut ChaCha8Rng, n: usize) -> Vec<u8> {
     let mut v = vec![0u8; n];

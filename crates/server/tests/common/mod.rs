@@ -3,6 +3,7 @@
 //! client-side verifier that re-derives the synthetic verifying key.
 #![allow(dead_code)]
 pub mod fc;
+pub mod pb;
 
 use cuzk_core::kinds::synthetic::{circuit_id, parse_request, SyntheticPlanner};
 use cuzk_core::{Config, Engine, Planner};
