@@ -1,5 +1,6 @@
 //! Working-set estimates per circuit shape: conservative until measured, then calibrated from
 //! the first synthesized partition's actual allocation sizes and cached.
+use crate::measured::MeasurementStore;
 use cuzk_groth16::{Density, Synthesized};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -193,12 +194,36 @@ pub fn resident_bytes(s: &Synthesized) -> u64 {
 pub struct Estimator {
     /// Calibrated entries only; uncalibrated estimates are recomputed from hints each time.
     calibrated: Mutex<HashMap<String, WorkingSetEstimate>>,
+    /// Where measurements outlive the run ([`MeasurementStore`]), if anywhere.
+    store: Option<MeasurementStore>,
+    /// Earlier runs' measurements, read from the store on first use (`None`: none usable).
+    earlier: Mutex<HashMap<String, Option<WorkingSetEstimate>>>,
 }
 
 impl Estimator {
-    /// The calibrated estimate of a circuit id, if one exists.
+    /// An estimator that keeps its measurements in `store` and starts from those kept there.
+    pub(crate) fn with_store(store: Option<MeasurementStore>) -> Estimator {
+        Estimator {
+            store,
+            ..Estimator::default()
+        }
+    }
+
+    /// The calibrated estimate of a circuit id, if one exists: measured in this run, else
+    /// by an earlier run of this binary on these provers.
     pub fn calibrated(&self, circuit_id: &str) -> Option<WorkingSetEstimate> {
-        self.calibrated.lock().get(circuit_id).copied()
+        let now = self.calibrated.lock().get(circuit_id).copied();
+        now.or_else(|| self.earlier(circuit_id))
+    }
+
+    /// An earlier run's measurement of `circuit_id`, read once.
+    fn earlier(&self, circuit_id: &str) -> Option<WorkingSetEstimate> {
+        let store = self.store.as_ref()?;
+        *self
+            .earlier
+            .lock()
+            .entry(circuit_id.to_string())
+            .or_insert_with(|| store.load(circuit_id))
     }
 
     /// The best estimate available: calibrated, else from the shape hint (`counted`: exact
@@ -230,20 +255,32 @@ impl Estimator {
 
     /// Records a measurement the first time a circuit id is seen
     /// ([`WorkingSetEstimate::from_measured`]); returns the cached estimate.
+    /// An earlier run's measurement is replaced by this run's first, which is kept in the
+    /// store when it differs.
     pub fn calibrate(
         &self,
         circuit_id: &str,
         s: &Synthesized,
         start_host: Option<u64>,
     ) -> WorkingSetEstimate {
-        *self
-            .calibrated
-            .lock()
-            .entry(circuit_id.to_string())
-            .or_insert_with(|| WorkingSetEstimate::from_measured(s, start_host))
+        let e = {
+            let mut map = self.calibrated.lock();
+            if let Some(e) = map.get(circuit_id) {
+                return *e;
+            }
+            let e = WorkingSetEstimate::from_measured(s, start_host);
+            map.insert(circuit_id.to_string(), e);
+            e
+        };
+        if let Some(store) = &self.store {
+            if self.earlier(circuit_id) != Some(e) {
+                store.save(circuit_id, &e);
+            }
+        }
+        e
     }
 
-    /// All calibrated estimates.
+    /// All calibrated estimates: this run's, and earlier runs' not yet measured again.
     pub fn all(&self) -> Vec<(String, WorkingSetEstimate)> {
         let mut v: Vec<_> = self
             .calibrated
@@ -251,6 +288,13 @@ impl Estimator {
             .iter()
             .map(|(k, v)| (k.clone(), *v))
             .collect();
+        for (k, e) in self.earlier.lock().iter() {
+            if let Some(e) = e {
+                if !v.iter().any(|(id, _)| id == k) {
+                    v.push((k.clone(), *e));
+                }
+            }
+        }
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
     }

@@ -6,7 +6,8 @@
 //!   prover, finalize, assembler), over the state they share; `jobs.rs`: the job registry
 //!   and the request buffer; `status.rs` and `prometheus.rs`: what the engine reports.
 //! - `budget.rs`: the byte-level [`MemoryBudget`] and RAII [`Reservation`]s.
-//! - `estimate.rs`: per-circuit working-set estimates, calibrated from real partitions.
+//! - `estimate.rs`: per-circuit working-set estimates, calibrated from real partitions;
+//!   `measured.rs` keeps the calibrations on disk for the next start.
 //! - `srs.rs`: the SRS cache (load on demand, ref-counted, LRU eviction, tiers).
 //! - `planner.rs`: the [`Planner`] trait through which proof kinds plug in; [`kinds`] holds
 //!   the planners (synthetic circuits here; Filecoin kinds in `kinds::filecoin`).
@@ -27,6 +28,7 @@ mod estimate;
 mod jobs;
 pub mod kinds;
 mod latency;
+mod measured;
 mod metrics;
 mod params;
 mod pipeline;

@@ -171,4 +171,11 @@ pub trait Planner: Send + Sync {
     fn prepare(&self, _circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
         Ok(None)
     }
+
+    /// Where the working-set measurements of `circuit_id` are kept between starts, so the
+    /// first partitions after a restart reserve what one was measured to hold (see
+    /// `measured.rs`). Default: nowhere, every start measures again.
+    fn measurement_dir(&self, _circuit_id: &str) -> Option<PathBuf> {
+        None
+    }
 }

@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// The temporary file this process writes `path` through.
-pub(crate) fn temp_path(path: &Path) -> PathBuf {
+pub fn temp_path(path: &Path) -> PathBuf {
     let mut name = path
         .file_name()
         .map(|n| n.to_os_string())
@@ -18,7 +18,7 @@ pub(crate) fn temp_path(path: &Path) -> PathBuf {
 
 /// Writes `path` through its temporary file, buffered by `capacity` bytes: `fill` writes,
 /// then the file is synced and renamed over `path`. A failure removes the temporary file.
-pub(crate) fn write_atomic(
+pub fn write_atomic(
     path: &Path,
     capacity: usize,
     fill: impl FnOnce(&mut BufWriter<&File>) -> io::Result<()>,
@@ -43,7 +43,7 @@ pub(crate) fn write_atomic(
 /// (`<name>.tmp.<pid>` whose process is gone: no `/proc/<pid>`), so a `kill -9` during a
 /// write costs no disk. A running writer's file is left alone. Returns how many went; a
 /// directory that cannot be read or written removes none.
-pub(crate) fn remove_orphaned_temporaries(path: &Path) -> usize {
+pub fn remove_orphaned_temporaries(path: &Path) -> usize {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return 0;
     };

@@ -13,7 +13,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod atomic;
+pub mod atomic;
 pub mod compiled;
 pub mod density;
 pub mod domain;

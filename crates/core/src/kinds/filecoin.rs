@@ -278,6 +278,13 @@ impl Planner for FilecoinPlanner {
         c * (terms * 8 + 3 * 4) + (2 * a + i).div_ceil(8)
     }
 
+    /// Beside the compiled-circuit cache, when there is one.
+    fn measurement_dir(&self, _circuit_id: &str) -> Option<PathBuf> {
+        self.compiled_cache
+            .as_deref()
+            .map(crate::measured::dir_beside)
+    }
+
     fn prepare(&self, circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
         let id: CircuitId = circuit_id
             .parse()

@@ -95,6 +95,10 @@ impl Planner for Router {
     fn prepare(&self, circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
         self.for_id(circuit_id)?.prepare(circuit_id)
     }
+
+    fn measurement_dir(&self, circuit_id: &str) -> Option<PathBuf> {
+        self.for_id(circuit_id).ok()?.measurement_dir(circuit_id)
+    }
 }
 
 #[cfg(test)]

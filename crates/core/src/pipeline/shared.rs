@@ -11,6 +11,7 @@ use crate::cpu::CpuPools;
 use crate::error::EngineError;
 use crate::estimate::Estimator;
 use crate::jobs::{Job, Registry};
+use crate::measured::MeasurementStore;
 use crate::metrics::Metrics;
 use crate::planner::{PartitionPlan, Planner};
 use crate::request::{JobState, Priority, ProofKind};
@@ -437,6 +438,10 @@ impl Shared {
                 quarantined: AtomicBool::new(false),
             })
             .collect::<Vec<_>>();
+        // Working-set measurements are kept where the planner keeps its compiled circuits,
+        // for the next start.
+        let names: Vec<String> = devices.iter().map(|d| d.name.clone()).collect();
+        let estimator = Estimator::with_store(Some(MeasurementStore::new(planner.clone(), &names)));
         let (stopping, _) = watch::channel(false);
         let capacity = config.channel_capacity;
         let shared = Arc::new(Shared {
@@ -449,7 +454,7 @@ impl Shared {
             budget,
             planner,
             srs,
-            estimator: Estimator::default(),
+            estimator,
             metrics,
             devices,
             device_abc,
