@@ -24,22 +24,10 @@ fn prove_then_sigterm(
     let addr = d.addr.clone();
     let pid = d.child.id();
     let result = rt.block_on(async move {
-        let mut c = cuzk_server::client::connect(&addr).await.expect("connect");
+        let c = cuzk_server::client::connect(&addr).await.expect("connect");
         let mut c2 = c.clone();
         let inflight = tokio::spawn(async move { c2.prove(synthetic(spec, "sigterm")).await });
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let s = c
-                .get_status(GetStatusRequest {})
-                .await
-                .unwrap()
-                .into_inner();
-            if s.queues.iter().any(|q| q.in_progress >= 1) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "job never started");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        until_running(&c).await;
         sigterm(pid);
         inflight
             .await

@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use cuzk_server::proto::{await_proof_response, GetStatusRequest};
+use cuzk_server::proto::await_proof_response;
 use std::time::{Duration, Instant};
 use tonic::Code;
 
@@ -35,22 +35,7 @@ fn kill_9_under_load_fails_calls_at_once_and_a_restart_proves_them_again() {
             rt.spawn(async move { c.prove(synthetic(SPEC, &format!("retry-{i}"))).await })
         })
         .collect();
-    rt.block_on(async {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let mut c = c.clone();
-        loop {
-            let s = c
-                .get_status(GetStatusRequest {})
-                .await
-                .unwrap()
-                .into_inner();
-            if s.queues.iter().any(|q| q.in_progress >= 1) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "no job started");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    });
+    rt.block_on(until_running(&c));
     d.child.kill().expect("kill -9");
     let killed = Instant::now();
     d.child.wait().unwrap();

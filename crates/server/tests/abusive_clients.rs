@@ -8,7 +8,9 @@
 //!   found by the keepalive pings, `server.keepalive_interval` + `keepalive_timeout`).
 mod common;
 
-use common::{completed, eventually, prove_req, start, verify_synthetic, TestDaemon, Transport};
+use common::{
+    completed, eventually, prove_req, start, until_running, verify_synthetic, TestDaemon, Transport,
+};
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -235,13 +237,7 @@ async fn a_prove_client_that_goes_away_has_its_job_cancelled() {
     let mut c2 = d.client.clone();
     let call = tokio::spawn(async move { c2.prove(prove_req(spec, "abandoned")).await });
     let engine = d.engine().clone();
-    assert!(
-        eventually(Duration::from_secs(60), || {
-            let e = engine.clone();
-            async move { e.status().queues.iter().any(|q| q.in_progress >= 1) }
-        })
-        .await
-    );
+    assert!(until_running(&engine).await);
     // The client gives up: the RPC is reset and the daemon drops the handler.
     call.abort();
     let cancelled = eventually(Duration::from_secs(30), || {
@@ -322,14 +318,7 @@ async fn a_prove_client_that_falls_silent_is_dropped_by_keepalive_and_its_job_ca
     framed.extend(body);
     stream.send_data(framed.into(), true).unwrap();
     let engine = d.engine().clone();
-    assert!(
-        eventually(Duration::from_secs(60), || {
-            let e = engine.clone();
-            async move { e.status().queues.iter().any(|q| q.in_progress >= 1) }
-        })
-        .await,
-        "the job never started"
-    );
+    assert!(until_running(&engine).await, "the job never started");
     let open = stats().open();
     let t = Instant::now();
     frozen.store(true, Ordering::SeqCst);

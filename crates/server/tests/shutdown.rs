@@ -24,13 +24,7 @@ async fn shutdown_drains_in_flight_and_refuses_new_work() {
             .map(|r| r.into_inner().result.unwrap())
     });
     let engine = d.engine().clone();
-    assert!(
-        eventually(Duration::from_secs(60), || {
-            let e = engine.clone();
-            async move { e.status().queues.iter().any(|q| q.in_progress >= 1) }
-        })
-        .await
-    );
+    assert!(until_running(&engine).await);
     let TestDaemon { daemon, dir, .. } = d;
     let stopper = tokio::spawn(daemon.unwrap().shutdown());
     // Once the engine stops accepting, a new submit is refused: UNAVAILABLE from the engine,
@@ -79,13 +73,7 @@ async fn shutdown_past_the_drain_timeout_reports_cancelled() {
             .map(|r| r.into_inner().result.unwrap())
     });
     let engine = d.engine().clone();
-    assert!(
-        eventually(Duration::from_secs(60), || {
-            let e = engine.clone();
-            async move { e.status().queues.iter().any(|q| q.in_progress >= 1) }
-        })
-        .await
-    );
+    assert!(until_running(&engine).await);
     d.stop().await;
     let r = inflight
         .await

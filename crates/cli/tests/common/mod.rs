@@ -120,3 +120,21 @@ pub fn verify(spec: &str, proof: &[u8]) {
         assert!(verify_proof(&pvk, &p, &r.spec.public_inputs()).unwrap());
     }
 }
+
+/// Waits (at most two minutes) until the daemon behind `c` has a partition in progress.
+pub async fn until_running(c: &cuzk_server::client::Client) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut c = c.clone();
+    loop {
+        let s = c
+            .get_status(cuzk_server::proto::GetStatusRequest {})
+            .await
+            .expect("GetStatus")
+            .into_inner();
+        if s.queues.iter().any(|q| q.in_progress >= 1) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no job started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

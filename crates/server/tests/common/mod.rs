@@ -177,6 +177,15 @@ where
     }
 }
 
+/// Whether some partition of `engine` is in progress within a minute.
+pub async fn until_running(engine: &Arc<Engine>) -> bool {
+    eventually(Duration::from_secs(60), || {
+        let e = engine.clone();
+        async move { e.status().queues.iter().any(|q| q.in_progress >= 1) }
+    })
+    .await
+}
+
 /// Sends `body` as the one message of a unary call and returns the grpc-status it gets.
 pub async fn raw_unary(addr: &str, method: &str, body: &[u8]) -> tonic::Code {
     let path = addr.strip_prefix("unix://").expect("a unix address");
