@@ -6,14 +6,15 @@
 //!   A/B/C evaluations per constraint and the [`density`] bitmaps the MSMs need.
 //! - [`params`]: Filecoin/bellperson `.params` and `.vk` files (read in parallel windows, written for tests).
 //! - [`setup`]: an *insecure* test-parameter generator (random toxic waste).
-//! - [`prover`]: the [`prover::ProverBackend`] trait with a split `start`/`finish`, and the
-//!   multi-threaded CPU backend.
+//! - [`backend`]: the [`ProverBackend`] trait with a split `start`/`finish`, the joint the
+//!   engine and every prover build against; [`prover`]: the multi-threaded CPU backend.
 //! - [`proof`], [`verifier`]: bellperson-identical 192-byte proofs; (batch) verification.
 //! - [`synthetic`]: configurable synthetic circuits for tests and benchmarks.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod atomic;
+pub mod backend;
 pub mod compiled;
 pub mod density;
 pub mod domain;
