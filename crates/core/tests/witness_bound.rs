@@ -1,0 +1,78 @@
+//! Issue 29 item 3: the reservation calibrated from one measured partition of a circuit (what
+//! later partitions reserve, and, kept across starts, what a restarted daemon's first ones
+//! do) is never below what another real partition of that circuit holds. For every kind at
+//! 2 KiB, the partitions of sparse sectors of three seeds are synthesized as the engine
+//! synthesizes them (compiled matrices; a/b/c on the host, or deferred to the device with
+//! the compact witness), and each one's bytes are checked against the first one's
+//! calibration: the CPU prover's layout, and the device prover's (which counts its `start`
+//! bytes; here none, the tightest case).
+use cuzk_core::kinds::filecoin::{from_filecoin_request, FilecoinPlanner};
+use cuzk_core::{resident_bytes, Planner, SynthesisContext, WorkingSetEstimate};
+use cuzk_filecoin::sparse::request;
+use cuzk_filecoin::{ProofKind, SectorSize};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+#[test]
+fn a_calibrated_reservation_covers_every_partition_of_its_circuit_at_2k() {
+    // Planning and synthesis need no parameter file; the matrices are compiled here.
+    let planner = FilecoinPlanner::new(PathBuf::from("/nonexistent"));
+    let mut prepared = HashMap::new();
+    for kind in [
+        ProofKind::PoRepSealCommit,
+        ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPostPartition,
+        ProofKind::WinningPost,
+    ] {
+        for defer_abc in [false, true] {
+            let mut first: Option<(WorkingSetEstimate, WorkingSetEstimate)> = None;
+            let mut most = 0u64;
+            for seed in 1..=3 {
+                let (req, _) = request(kind, SectorSize::S2KiB, seed, None).expect("request");
+                let plan = planner
+                    .plan(from_filecoin_request(&req, "bound"))
+                    .expect("plan");
+                for p in plan.partitions {
+                    let data = prepared
+                        .entry(p.circuit_id.clone())
+                        .or_insert_with(|| {
+                            planner
+                                .prepare(&p.circuit_id)
+                                .expect("compile")
+                                .map(|p| p.data)
+                        })
+                        .clone();
+                    let s = (p.synthesize)(SynthesisContext {
+                        prepared: data,
+                        reuse: None,
+                        defer_abc,
+                    })
+                    .expect("synthesis");
+                    let held = resident_bytes(&s);
+                    most = most.max(held);
+                    let (cpu, device) = *first.get_or_insert_with(|| {
+                        (
+                            WorkingSetEstimate::from_measured(&s, None),
+                            WorkingSetEstimate::from_measured(&s, Some(0)),
+                        )
+                    });
+                    for (layout, e) in [("cpu", cpu), ("device", device)] {
+                        assert!(
+                            held <= e.admission_bytes(),
+                            "{kind} defer_abc={defer_abc} seed {seed} partition {}: holds \
+                             {held} bytes, the {layout} calibration reserves {}",
+                            p.index,
+                            e.admission_bytes()
+                        );
+                    }
+                }
+            }
+            let (_, device) = first.expect("a partition");
+            println!(
+                "{kind} defer_abc={defer_abc}: the most a partition held {most} bytes, the \
+                 tightest calibration reserves {}",
+                device.admission_bytes()
+            );
+        }
+    }
+}
