@@ -1,6 +1,5 @@
 //! Working-set estimates per circuit shape: conservative until measured, then calibrated from
 //! the first synthesized partition's actual allocation sizes and cached.
-use crate::measured::MeasurementStore;
 use cuzk_groth16::{Density, Synthesized};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -189,20 +188,29 @@ pub fn resident_bytes(s: &Synthesized) -> u64 {
         + density_bytes(&s.b_aux_density)
 }
 
+/// Where calibrated estimates outlive the run, by circuit id (`measured.rs` keeps them on
+/// disk).
+pub(crate) trait KeptEstimates: Send + Sync + std::fmt::Debug {
+    /// An earlier run's estimate of `circuit_id`, if one is kept and usable.
+    fn load(&self, circuit_id: &str) -> Option<WorkingSetEstimate>;
+    /// Keeps `e` as `circuit_id`'s estimate.
+    fn save(&self, circuit_id: &str, e: &WorkingSetEstimate);
+}
+
 /// The cache of calibrated estimates, keyed by circuit id.
 #[derive(Debug, Default)]
 pub struct Estimator {
     /// Calibrated entries only; uncalibrated estimates are recomputed from hints each time.
     calibrated: Mutex<HashMap<String, WorkingSetEstimate>>,
-    /// Where measurements outlive the run ([`MeasurementStore`]), if anywhere.
-    store: Option<MeasurementStore>,
+    /// Where measurements outlive the run (`measured.rs`), if anywhere.
+    store: Option<Box<dyn KeptEstimates>>,
     /// Earlier runs' measurements, read from the store on first use (`None`: none usable).
     earlier: Mutex<HashMap<String, Option<WorkingSetEstimate>>>,
 }
 
 impl Estimator {
     /// An estimator that keeps its measurements in `store` and starts from those kept there.
-    pub(crate) fn with_store(store: Option<MeasurementStore>) -> Estimator {
+    pub(crate) fn with_store(store: Option<Box<dyn KeptEstimates>>) -> Estimator {
         Estimator {
             store,
             ..Estimator::default()

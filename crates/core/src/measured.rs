@@ -14,7 +14,7 @@
 //! whose key differs, or that does not parse, is ignored with one log line (measured again,
 //! then rewritten). Files are written whole or not at all (`cuzk_groth16::atomic`); a
 //! directory that cannot be written costs a log line, never a proof.
-use crate::estimate::WorkingSetEstimate;
+use crate::estimate::{KeptEstimates, WorkingSetEstimate};
 use crate::planner::Planner;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -81,9 +81,11 @@ impl MeasurementStore {
     fn path(&self, circuit_id: &str) -> Option<PathBuf> {
         Some((self.dir)(circuit_id)?.join(format!("{circuit_id}.working-set")))
     }
+}
 
+impl KeptEstimates for MeasurementStore {
     /// The measurement of `circuit_id` an earlier run kept, if one is there and usable.
-    pub(crate) fn load(&self, circuit_id: &str) -> Option<WorkingSetEstimate> {
+    fn load(&self, circuit_id: &str) -> Option<WorkingSetEstimate> {
         let path = self.path(circuit_id)?;
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -110,7 +112,7 @@ impl MeasurementStore {
     }
 
     /// Keeps `e` as `circuit_id`'s measurement.
-    pub(crate) fn save(&self, circuit_id: &str, e: &WorkingSetEstimate) {
+    fn save(&self, circuit_id: &str, e: &WorkingSetEstimate) {
         let Some(path) = self.path(circuit_id) else {
             return;
         };

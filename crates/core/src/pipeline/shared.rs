@@ -441,7 +441,10 @@ impl Shared {
         // Working-set measurements are kept where the planner keeps its compiled circuits,
         // for the next start.
         let names: Vec<String> = devices.iter().map(|d| d.name.clone()).collect();
-        let estimator = Estimator::with_store(Some(MeasurementStore::new(planner.clone(), &names)));
+        let estimator = Estimator::with_store(Some(Box::new(MeasurementStore::new(
+            planner.clone(),
+            &names,
+        ))));
         let (stopping, _) = watch::channel(false);
         let capacity = config.channel_capacity;
         let shared = Arc::new(Shared {
