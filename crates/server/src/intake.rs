@@ -84,7 +84,8 @@ where
                 inner,
                 permit,
                 refused,
-                deadline: Some(Box::pin(tokio::time::sleep(arrival))),
+                due: Some(tokio::time::Instant::now() + arrival),
+                timer: None,
                 arrival,
             })
         });
@@ -106,7 +107,10 @@ struct Metered {
     /// The headers did not fit: the first read fails with this.
     refused: Option<Status>,
     /// Until the body has ended: when it stops waiting for the rest.
-    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    due: Option<tokio::time::Instant>,
+    /// The timer for `due`, set only once the body has to wait (most messages arrive whole
+    /// in their first frames and never need one).
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The arrival timeout, for the message.
     arrival: Duration,
 }
@@ -133,9 +137,15 @@ impl Body for Metered {
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
-            Poll::Pending => match this.deadline.as_mut().map(|d| d.as_mut().poll(cx)) {
+            Poll::Pending => match this.due.map(|due| {
+                this.timer
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)))
+                    .as_mut()
+                    .poll(cx)
+            }) {
                 Some(Poll::Ready(())) => {
-                    this.deadline = None;
+                    this.due = None;
+                    this.timer = None;
                     // The bytes held so far go back now, not when the stream is reset.
                     this.permit.release();
                     Poll::Ready(Some(Err(Status::deadline_exceeded(format!(
@@ -147,7 +157,8 @@ impl Body for Metered {
                 _ => Poll::Pending,
             },
             other => {
-                this.deadline = None;
+                this.due = None;
+                this.timer = None;
                 other
             }
         }
