@@ -22,6 +22,7 @@ pub mod listen;
 mod metrics_http;
 mod options;
 mod service;
+mod wrap;
 
 /// Generated from `proto/cuzk/v1/cuzk.proto` (package `cuzk.v1`); see the proto file for what
 /// each field carries.
