@@ -118,12 +118,17 @@ struct RawServer {
     request_arrival_timeout: Option<String>,
 }
 
-/// A duration key of the `[server]` table ("10s", "5m"); zero is refused.
-fn duration(field: &'static str, text: &str) -> Result<Duration, ServerError> {
-    let d = humantime::parse_duration(text.trim()).map_err(|e| ServerError::ConfigValue {
+/// A duration key of the `[server]` table ("10s", "5m").
+fn any_duration(field: &'static str, text: &str) -> Result<Duration, ServerError> {
+    humantime::parse_duration(text.trim()).map_err(|e| ServerError::ConfigValue {
         field,
-        reason: format!("\"{text}\": {e} (write e.g. \"30s\")"),
-    })?;
+        reason: format!("\"{text}\": {e} (write e.g. \"5m\")"),
+    })
+}
+
+/// [`any_duration`], zero refused.
+fn duration(field: &'static str, text: &str) -> Result<Duration, ServerError> {
+    let d = any_duration(field, text)?;
     if d.is_zero() {
         return Err(ServerError::ConfigValue {
             field,
@@ -131,6 +136,16 @@ fn duration(field: &'static str, text: &str) -> Result<Duration, ServerError> {
         });
     }
     Ok(d)
+}
+
+/// A size key of the `[server]` table ("256MiB"), at least `least` bytes and within `T`.
+fn size<T: TryFrom<u64>>(field: &'static str, text: &str, least: u64) -> Result<T, ServerError> {
+    let bad = |reason: String| ServerError::ConfigValue { field, reason };
+    let n = cuzk_core::config::parse_size(text).map_err(bad)?;
+    Some(n)
+        .filter(|&n| n >= least)
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| bad(format!("{n} bytes: out of range (at least {least})")))
 }
 
 impl ServeOptions {
@@ -149,19 +164,10 @@ impl ServeOptions {
         }
         serve.metrics_listen = raw.metrics_listen.filter(|s| !s.trim().is_empty());
         if let Some(d) = raw.drain_timeout {
-            serve.drain_timeout =
-                humantime::parse_duration(d.trim()).map_err(|e| ServerError::ConfigValue {
-                    field: "drain_timeout",
-                    reason: format!("\"{d}\": {e} (write e.g. \"5m\")"),
-                })?;
+            serve.drain_timeout = any_duration("drain_timeout", &d)?;
         }
         if let Some(m) = raw.max_message_size {
-            let bad = |reason: String| ServerError::ConfigValue {
-                field: "max_message_size",
-                reason,
-            };
-            let n = cuzk_core::config::parse_size(&m).map_err(bad)?;
-            serve.max_message_bytes = usize::try_from(n).map_err(|e| bad(e.to_string()))?;
+            serve.max_message_bytes = size("max_message_size", &m, 0)?;
         }
         if let Some(p) = raw.auth_token_file.filter(|s| !s.trim().is_empty()) {
             serve.auth_token = Some(AuthToken::from_file(std::path::Path::new(p.trim()))?);
@@ -200,15 +206,7 @@ impl ServeOptions {
             serve.request_arrival_timeout = duration("request_arrival_timeout", &d)?;
         }
         if let Some(m) = raw.max_header_list_size {
-            let bad = |reason: String| ServerError::ConfigValue {
-                field: "max_header_list_size",
-                reason,
-            };
-            let n = cuzk_core::config::parse_size(&m).map_err(bad)?;
-            serve.max_header_list_bytes = u32::try_from(n)
-                .ok()
-                .filter(|&n| n >= 1024)
-                .ok_or_else(|| bad(format!("{n} bytes: write 1KiB to 4GiB")))?;
+            serve.max_header_list_bytes = size("max_header_list_size", &m, 1024)?;
         }
         Ok(serve)
     }
