@@ -15,7 +15,7 @@ use crate::error::{FilecoinError, Result};
 
 /// Which commitment a field holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Commitment {
+pub enum Commitment {
     /// comm_r: `fil-commitment-sealed`, Poseidon.
     Sealed,
     /// comm_d: `fil-commitment-unsealed`, SHA-256 truncated.
@@ -97,12 +97,7 @@ fn varint(bytes: &mut &[u8]) -> Option<u64> {
 }
 
 /// The CID bytes of a commitment (for tests: what `cid.Bytes()` gives in Go).
-pub fn to_cid_bytes(commitment: &[u8; 32], sealed: bool) -> Vec<u8> {
-    let kind = if sealed {
-        Commitment::Sealed
-    } else {
-        Commitment::Unsealed
-    };
+pub fn to_cid_bytes(commitment: &[u8; 32], kind: Commitment) -> Vec<u8> {
     let mut out = Vec::with_capacity(40);
     for v in [1, kind.codec(), kind.multihash(), 32] {
         let mut v = v;
@@ -128,13 +123,13 @@ mod tests {
     #[test]
     fn commitment_cids_have_filecoin_s_prefixes_and_decode_to_the_commitment() {
         let c = [7u8; 32];
-        let sealed = to_cid_bytes(&c, true);
+        let sealed = to_cid_bytes(&c, Commitment::Sealed);
         assert_eq!(
             sealed[..8],
             [0x01, 0x82, 0xe2, 0x03, 0x81, 0xe8, 0x02, 0x20]
         );
         assert_eq!(sealed.len(), 40);
-        let unsealed = to_cid_bytes(&c, false);
+        let unsealed = to_cid_bytes(&c, Commitment::Unsealed);
         assert_eq!(unsealed[..7], [0x01, 0x81, 0xe2, 0x03, 0x92, 0x20, 0x20]);
         assert_eq!(unsealed.len(), 39);
         assert_eq!(
@@ -151,11 +146,11 @@ mod tests {
     #[test]
     fn a_cid_of_the_wrong_kind_or_a_damaged_one_is_refused_with_what_was_found() {
         let c = [7u8; 32];
-        let unsealed = to_cid_bytes(&c, false);
+        let unsealed = to_cid_bytes(&c, Commitment::Unsealed);
         let e = commitment("comm_r_old", &unsealed, Commitment::Sealed).unwrap_err();
         assert!(e.to_string().contains("comm_r_old"), "{e}");
         assert!(e.to_string().contains("0xf101"), "{e}");
-        let sealed = to_cid_bytes(&c, true);
+        let sealed = to_cid_bytes(&c, Commitment::Sealed);
         for bad in [&sealed[..39], &sealed[..3], &[0xffu8; 12][..], &[][..]] {
             assert!(commitment("comm_r_new", bad, Commitment::Sealed).is_err());
         }

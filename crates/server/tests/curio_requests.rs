@@ -15,10 +15,9 @@
 mod common;
 
 use base64::Engine as _;
-use common::fc::{dir, request, start_filecoin};
+use common::fc::{dir, prove_verified, request, start_filecoin};
 use common::pb::W;
-use common::{completed, status_name};
-use cuzk_filecoin::commcid::to_cid_bytes;
+use cuzk_filecoin::commcid::{to_cid_bytes, Commitment};
 use cuzk_filecoin::C1Envelope;
 use cuzk_server::proto::{ProveRequest, SubmitProofRequest};
 use prost::Message;
@@ -93,9 +92,18 @@ fn snap_sealing(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
     }
     w.v(20, req.sector_number)
         .v(21, req.miner_id)
-        .bv(30, &to_cid_bytes(&raw32(&req.comm_r_old), true))
-        .bv(31, &to_cid_bytes(&raw32(&req.comm_r_new), true))
-        .bv(32, &to_cid_bytes(&raw32(&req.comm_d_new), false))
+        .bv(
+            30,
+            &to_cid_bytes(&raw32(&req.comm_r_old), Commitment::Sealed),
+        )
+        .bv(
+            31,
+            &to_cid_bytes(&raw32(&req.comm_r_new), Commitment::Sealed),
+        )
+        .bv(
+            32,
+            &to_cid_bytes(&raw32(&req.comm_d_new), Commitment::Unsealed),
+        )
         .0
 }
 
@@ -179,27 +187,8 @@ async fn every_request_shape_curio_builds_is_proved_and_verifies() {
             msg.encode_to_vec() == wire,
             "{what}: bytes lost or reordered"
         );
-        let r = d
-            .client
-            .clone()
-            .prove(ProveRequest { submit: Some(msg) })
-            .await
-            .unwrap_or_else(|e| panic!("{what}: {e}"))
-            .into_inner()
-            .result
-            .expect("a result");
-        assert_eq!(
-            r.status,
-            completed(),
-            "{what}: {} {}",
-            status_name(r.status),
-            r.error_message
-        );
-        cuzk_filecoin::plan(&req)
-            .expect("plan")
-            .verify(&r.proof)
-            .unwrap_or_else(|e| panic!("{what}: the proof does not verify: {e}"));
-        println!("{what}: proved, {} bytes, verified", r.proof.len());
+        let proof = prove_verified(&d, msg, &req, what).await;
+        println!("{what}: proved, {} bytes, verified", proof.len());
     }
     d.stop().await;
 }
@@ -212,7 +201,7 @@ async fn a_commitment_cid_of_the_wrong_kind_is_refused_by_name() {
     let d = start_filecoin().await;
     let (req, _) = request("snap");
     let mut msg = SubmitProofRequest::decode(snap_sealing(&req).as_slice()).unwrap();
-    msg.comm_r_new = to_cid_bytes(&raw32(&req.comm_r_new), false);
+    msg.comm_r_new = to_cid_bytes(&raw32(&req.comm_r_new), Commitment::Unsealed);
     let e = d
         .client
         .clone()

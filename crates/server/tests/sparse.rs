@@ -6,7 +6,7 @@
 //! daemon keeps serving.
 mod common;
 
-use common::fc::{dir, start_filecoin};
+use common::fc::{dir, prove_verified, start_filecoin};
 use common::{completed, status_name};
 use cuzk_filecoin::sparse::{request, Fault};
 use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
@@ -29,30 +29,18 @@ const KINDS: [ProofKind; 4] = [
 async fn sparse_2k_requests_of_every_kind_are_proved_and_verify_with_filecoin_proofs() {
     dir();
     let d = start_filecoin().await;
-    let mut c = d.client.clone();
     for kind in KINDS {
         let (req, _) = request(kind, SectorSize::S2KiB, 21, None).expect("sparse request");
-        let r = c
-            .prove(ProveRequest {
-                submit: Some(wire(&req, &format!("sparse-{kind}"))),
-            })
-            .await
-            .unwrap_or_else(|e| panic!("{kind}: Prove failed: {e}"))
-            .into_inner()
-            .result
-            .expect("a result");
-        assert_eq!(
-            r.status,
-            completed(),
-            "{kind}: {} {}",
-            status_name(r.status),
-            r.error_message
-        );
+        let proof = prove_verified(
+            &d,
+            wire(&req, &format!("sparse-{kind}")),
+            &req,
+            &kind.to_string(),
+        )
+        .await;
         let plan = cuzk_filecoin::plan(&req).expect("plan");
-        plan.verify(&r.proof)
-            .unwrap_or_else(|e| panic!("{kind}: proof does not verify: {e}"));
         // The check can fail: one flipped bit of the proof is refused.
-        let mut bad = r.proof.clone();
+        let mut bad = proof;
         bad[10] ^= 1;
         assert!(
             plan.verify(&bad).is_err(),

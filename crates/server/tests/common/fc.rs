@@ -77,3 +77,35 @@ pub fn request(kind: &str) -> (cuzk_filecoin::ProofRequest, SubmitProofRequest) 
     wire.request_id = format!("fc-{kind}");
     (req, wire)
 }
+
+/// Proves `wire` through `Prove`, checks that it completed and that filecoin-proofs verifies
+/// the proof against `req` (what `wire` was made from), and returns the proof; `what` names
+/// the request in failures.
+pub async fn prove_verified(
+    d: &TestDaemon,
+    wire: SubmitProofRequest,
+    req: &cuzk_filecoin::ProofRequest,
+    what: &str,
+) -> Vec<u8> {
+    let r = d
+        .client
+        .clone()
+        .prove(cuzk_server::proto::ProveRequest { submit: Some(wire) })
+        .await
+        .unwrap_or_else(|e| panic!("{what}: Prove failed: {e}"))
+        .into_inner()
+        .result
+        .expect("a result");
+    assert_eq!(
+        r.status,
+        super::completed(),
+        "{what}: {} {}",
+        super::status_name(r.status),
+        r.error_message
+    );
+    cuzk_filecoin::plan(req)
+        .expect("plan")
+        .verify(&r.proof)
+        .unwrap_or_else(|e| panic!("{what}: proof does not verify: {e}"));
+    r.proof
+}
