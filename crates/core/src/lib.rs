@@ -55,8 +55,8 @@ pub use metrics::{
     current_rss_bytes, peak_rss_bytes, MemorySample, PartitionTimeline, Stage, StageGauges,
 };
 pub use planner::{
-    FinishFn, JobPlan, PartitionPlan, Planner, Prepared, PreparedData, SynthesisContext,
-    SynthesizeFn, VerifyFn,
+    FinishFn, JobPlan, PartitionPlan, Planner, PrepareHints, Prepared, PreparedData,
+    SynthesisContext, SynthesizeFn, VerifyFn,
 };
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
 pub use srs::{SrsEntryStatus, SrsTier};

@@ -117,6 +117,19 @@ impl fmt::Debug for JobPlan {
     }
 }
 
+/// Host bytes a circuit's prepared data holds ([`Planner::prepare_hints`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrepareHints {
+    /// While it is prepared and handed to the backends: the peak the SRS load reserves
+    /// (a compile's, or a cached circuit's header and the windows its matrices pass in).
+    pub load: u64,
+    /// Once the backends hold what they can of it (compiled matrices resident in VRAM):
+    /// what stays on the host beside the SRS.
+    pub held: u64,
+    /// All of it in host memory (for synthesis on the host).
+    pub host: u64,
+}
+
 /// Turns requests into partition plans and names the parameter files.
 ///
 /// `plan` runs on the caller's thread during [`crate::Engine::submit`], so bad input is
@@ -159,17 +172,32 @@ pub trait Planner: Send + Sync {
         Ok(None)
     }
 
-    /// Bytes [`Planner::prepare`] will hold for a circuit id (an estimate is fine; the SRS
-    /// reservation is corrected to the real figure). Default: nothing is prepared.
-    fn prepare_size_hint(&self, _circuit_id: &str) -> u64 {
-        0
+    /// Host bytes [`Planner::prepare`]'s data holds for a circuit id, at each stage (an
+    /// estimate is fine: the SRS reservation is corrected to the real figure). Default:
+    /// nothing is prepared.
+    fn prepare_hints(&self, _circuit_id: &str) -> PrepareHints {
+        PrepareHints::default()
     }
 
-    /// Derives per-circuit data once, right after the SRS of `circuit_id` loaded (same
-    /// blocking thread, same reservation). `Ok(None)`: nothing to prepare (the default). An
-    /// error is logged and synthesis goes on without prepared data.
+    /// Derives per-circuit data once, beside the load of the SRS of `circuit_id` (a blocking
+    /// thread, under the load's reservation: [`PrepareHints::load`]). `Ok(None)`: nothing to
+    /// prepare (the default). An error is logged and synthesis goes on without prepared
+    /// data. What it leaves in a file (a cached circuit's matrices) is either handed to the
+    /// backends by them, or read in by [`Planner::settle_on_host`].
     fn prepare(&self, _circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
         Ok(None)
+    }
+
+    /// Brings into host memory what `prepared` left in a file, for synthesis on the host
+    /// (the backends did not take it); runs on a blocking thread under a reservation of
+    /// [`PrepareHints::host`]. Whatever is found wrong on the way (a damaged cache) is made
+    /// again, not used. The default has nothing to bring.
+    fn settle_on_host(
+        &self,
+        _circuit_id: &str,
+        _prepared: &mut Prepared,
+    ) -> Result<(), EngineError> {
+        Ok(())
     }
 
     /// Where the working-set measurements of `circuit_id` are kept between starts, so the

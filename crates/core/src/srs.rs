@@ -285,7 +285,7 @@ impl SrsCache {
             return Some(e.reservation.bytes());
         }
         if self.inner.expect_release {
-            return Some(self.inner.planner.prepare_size_hint(circuit_id));
+            return Some(self.inner.planner.prepare_hints(circuit_id).held);
         }
         self.size_hint(circuit_id)
     }

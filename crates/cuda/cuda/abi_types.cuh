@@ -29,14 +29,6 @@ struct cuzk_witness_t {
     size_t nothers;
 };
 
-// One of A, B, C in compressed rows (see cuzk_groth16::compiled::MatrixView).
-struct cuzk_matrix_t {
-    const uint32_t* row_start;   // rows + 1
-    const uint32_t* cols;
-    const uint32_t* coeffs;
-    size_t nterms;
-};
-
 struct cuzk_input_t {
     const fr_t* a;
     const fr_t* b;

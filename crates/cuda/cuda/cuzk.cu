@@ -171,12 +171,13 @@ void cuzk_srs_destroy(cuzk_srs* srs)
     try { delete srs; } catch (...) {}
 }
 
-// Copies one compiled circuit's A, B, C (compressed rows) and coefficient table to device
-// `dev`. The caller holds the device's interlock (the copies use sppark's streams) and has
-// checked every term: cols < ninputs (or AUX | index < naux), coeffs < ntable.
-RustError::by_value cuzk_matrices_create(int dev, const cuzk_matrix_t* m, size_t rows,
-                                         const fr_t* table, size_t ntable, size_t ninputs,
-                                         size_t naux, cuzk_matrices** out)
+// Allocates device `dev`'s copy of one compiled circuit's A, B, C (compressed rows: rows + 1
+// row starts, nterms[i] columns and coefficient indices each) and copies its coefficient
+// table; the arrays are then filled a window at a time (cuzk_matrices_write). The caller
+// holds the device's interlock (the copies use sppark's streams).
+RustError::by_value cuzk_matrices_alloc(int dev, size_t rows, const size_t* nterms,
+                                        const fr_t* table, size_t ntable, size_t ninputs,
+                                        size_t naux, cuzk_matrices** out)
 {
     CUZK_TRY
         *out = nullptr;
@@ -186,25 +187,46 @@ RustError::by_value cuzk_matrices_create(int dev, const cuzk_matrix_t* m, size_t
         mt->dev = dev;
         mt->rows = rows; mt->ninputs = ninputs; mt->naux = naux; mt->ntable = ntable;
         try {
-            auto up = [&](auto*& dst, const void* src, size_t bytes) {
-                if (bytes == 0) return;
-                CUDA_OK(cudaMalloc((void**)&dst, bytes));
-                CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, gpu[2]));
+            auto alloc = [&](auto*& dst, size_t bytes) {
+                if (bytes > 0) CUDA_OK(cudaMalloc((void**)&dst, bytes));
             };
             for (int i = 0; i < 3; i++) {
-                CUZK_REQUIRE(m[i].row_start[0] == 0 && m[i].row_start[rows] == m[i].nterms,
-                             "row starts do not match the terms");
-                up(mt->row_start[i], m[i].row_start, (rows + 1) * sizeof(uint32_t));
-                up(mt->cols[i], m[i].cols, m[i].nterms * sizeof(uint32_t));
-                up(mt->coeffs[i], m[i].coeffs, m[i].nterms * sizeof(uint32_t));
+                mt->nterms[i] = nterms[i];
+                alloc(mt->row_start[i], (rows + 1) * sizeof(uint32_t));
+                alloc(mt->cols[i], nterms[i] * sizeof(uint32_t));
+                alloc(mt->coeffs[i], nterms[i] * sizeof(uint32_t));
             }
-            up(mt->table, table, ntable * sizeof(fr_t));
+            alloc(mt->table, ntable * sizeof(fr_t));
+            CUDA_OK(cudaMemcpyAsync(mt->table, table, ntable * sizeof(fr_t),
+                                    cudaMemcpyHostToDevice, gpu[2]));
             gpu[2].sync();
         } catch (...) {
             delete mt;
             throw;
         }
         *out = mt;
+    CUZK_CATCH
+}
+
+// Copies values [start, start + n) of matrix `matrix`'s array `array` (0 row starts, 1
+// columns, 2 coefficient indices) from host memory. The caller holds the interlock and has
+// checked the values against the circuit's shape; the copy is done when this returns.
+RustError::by_value cuzk_matrices_write(cuzk_matrices* m, int matrix, int array, size_t start,
+                                        const uint32_t* src, size_t n)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(m != nullptr && matrix >= 0 && matrix < 3 && array >= 0 && array < 3,
+                     "matrices window");
+        const gpu_t& gpu = select_gpu(m->dev);
+        uint32_t* dst = array == 0 ? m->row_start[matrix]
+                      : array == 1 ? m->cols[matrix] : m->coeffs[matrix];
+        size_t len = array == 0 ? m->rows + 1 : m->nterms[matrix];
+        CUZK_REQUIRE(start <= len && n <= len - start, "matrices window past its array");
+        if (n > 0) {
+            CUDA_OK(cudaMemcpyAsync(dst + start, src, n * sizeof(uint32_t),
+                                    cudaMemcpyHostToDevice, gpu[2]));
+            gpu[2].sync();
+        }
     CUZK_CATCH
 }
 

@@ -26,6 +26,7 @@ struct cuzk_srs {
 struct cuzk_matrices {
     int dev;
     size_t rows = 0, ninputs = 0, naux = 0, ntable = 0;
+    size_t nterms[3] = {0, 0, 0};
     uint32_t* row_start[3] = {nullptr, nullptr, nullptr};
     uint32_t* cols[3] = {nullptr, nullptr, nullptr};
     uint32_t* coeffs[3] = {nullptr, nullptr, nullptr};

@@ -29,15 +29,6 @@ pub(crate) struct MatricesHandle {
     _opaque: [u8; 0],
 }
 
-/// One of A, B, C in compressed rows.
-#[repr(C)]
-pub(crate) struct CMatrix {
-    pub row_start: *const u32,
-    pub cols: *const u32,
-    pub coeffs: *const u32,
-    pub nterms: usize,
-}
-
 /// The witness of a partition whose a/b/c are deferred: the inputs, and the aux values as
 /// the L plan holds them (`ones` must be the L query's bitmap, or null).
 #[repr(C)]
@@ -202,15 +193,23 @@ extern "C" {
     ) -> sppark::Error;
     pub(crate) fn cuzk_srs_destroy(srs: *mut SrsHandle);
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn cuzk_matrices_create(
+    pub(crate) fn cuzk_matrices_alloc(
         dev: c_int,
-        m: *const CMatrix,
         rows: usize,
+        nterms: *const usize,
         table: *const Scalar,
         ntable: usize,
         ninputs: usize,
         naux: usize,
         out: *mut *mut MatricesHandle,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_matrices_write(
+        m: *mut MatricesHandle,
+        matrix: c_int,
+        array: c_int,
+        start: usize,
+        src: *const u32,
+        n: usize,
     ) -> sppark::Error;
     pub(crate) fn cuzk_matrices_destroy(m: *mut MatricesHandle);
     pub(crate) fn cuzk_worker_create(dev: c_int, out: *mut *mut WorkerHandle) -> sppark::Error;

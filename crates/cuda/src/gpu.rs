@@ -321,6 +321,7 @@ impl CudaProver {
             device = self.dev.ordinal,
             circuit = c.id(),
             bytes,
+            from_file = c.matrices_in_file(),
             ms = t0.elapsed().as_millis() as u64,
             "compiled matrices resident in VRAM"
         );
@@ -587,7 +588,7 @@ impl ProverBackend for CudaProver {
         compiled: &cuzk_groth16::CompiledCircuit,
     ) -> Result<bool, ProveError> {
         let n = srs.counts().h + 1;
-        if !n.is_power_of_two() || compiled.host_matrices_released() {
+        if !n.is_power_of_two() || !compiled.matrices_available() {
             return Ok(false);
         }
         let need = worker_bound(n, &srs.counts(), srs.vk().ic.len());

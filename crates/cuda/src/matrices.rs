@@ -7,8 +7,7 @@
 
 use crate::ffi;
 use crate::vram::{lock, DeviceMem};
-use cuzk_groth16::compiled::{CompiledCircuit, AUX};
-use rayon::prelude::*;
+use cuzk_groth16::compiled::{CircuitFileError, CompiledCircuit, AUX};
 use std::sync::{Arc, Mutex};
 
 fn r4k(bytes: u64) -> u64 {
@@ -18,89 +17,88 @@ fn r4k(bytes: u64) -> u64 {
 /// Device bytes of `c`'s copy (each allocation rounded as the driver's granularity).
 pub(crate) fn matrices_bytes(c: &CompiledCircuit) -> u64 {
     (0..3)
-        .map(|m| {
-            let v = c.matrix(m);
-            r4k(4 * v.row_start.len() as u64) + 2 * r4k(4 * v.cols.len() as u64)
-        })
+        .map(|m| r4k(4 * (c.num_constraints() as u64 + 1)) + 2 * r4k(4 * c.terms(m) as u64))
         .sum::<u64>()
         + r4k(32 * c.coeff_table().len() as u64)
 }
 
-/// Checks every term of `c` against its shape, so the device never reads out of bounds: the
-/// matrices are our compiler's, but the check is one parallel pass at upload.
-fn check(c: &CompiledCircuit) -> Result<(), String> {
-    if c.host_matrices_released() {
-        return Err("the compiled matrices' host copy was released: nothing to upload".into());
+/// Why an upload stopped: the file (damaged, unreadable) or the device.
+struct Stop(String);
+
+impl From<CircuitFileError> for Stop {
+    fn from(e: CircuitFileError) -> Self {
+        Stop(e.to_string())
     }
-    let (ni, na, nt) = (c.num_inputs(), c.num_aux(), c.coeff_table().len());
-    let rows = c.num_constraints();
-    if ni == 0 || nt < 2 || na >= AUX as usize {
-        return Err(format!(
-            "compiled circuit shape: {ni} inputs, {na} aux, {nt} coefficients"
-        ));
-    }
-    for m in 0..3 {
-        let v = c.matrix(m);
-        let ok_rows = v.row_start.len() == rows + 1
-            && v.row_start.first() == Some(&0)
-            && v.row_start.last().map(|&e| e as usize) == Some(v.cols.len())
-            && v.cols.len() == v.coeffs.len()
-            && v.row_start.par_windows(2).all(|w| w[0] <= w[1]);
-        let ok_terms = v
-            .cols
-            .par_iter()
-            .zip(v.coeffs.par_iter())
-            .all(|(&col, &k)| {
-                let var_ok = if col & AUX != 0 {
-                    ((col & !AUX) as usize) < na
-                } else {
-                    (col as usize) < ni
-                };
-                var_ok && (k as usize) < nt
-            });
-        if !(ok_rows && ok_terms) {
-            return Err(format!("compiled matrix {m} is malformed"));
-        }
-    }
-    Ok(())
 }
 
-/// Copies `c`'s matrices to device `ordinal` (the caller holds the device interlock: the copy
-/// uses sppark's streams) and returns the handle of the copy.
+/// A device copy being filled: freed unless completed.
+struct Filling(*mut ffi::MatricesHandle);
+
+impl Drop for Filling {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: the handle came from cuzk_matrices_alloc and is dropped exactly once.
+            unsafe { ffi::cuzk_matrices_destroy(self.0) }
+        }
+    }
+}
+
+/// Copies `c`'s matrices to device `ordinal` a window at a time (the caller holds the device
+/// interlock: the copies use sppark's streams) and returns the handle of the copy. From host
+/// memory, or from the circuit's file: there, a window of 64 MiB is read ahead while the last
+/// one is copied, each is checked ([`CompiledCircuit::stream_matrices`]) and the file's
+/// digest at the end; a mismatch frees the copy and is an error.
 pub(crate) fn upload(
     ordinal: usize,
     c: &CompiledCircuit,
 ) -> Result<*mut ffi::MatricesHandle, String> {
-    check(c)?;
-    let m: Vec<ffi::CMatrix> = (0..3)
-        .map(|i| {
-            let v = c.matrix(i);
-            ffi::CMatrix {
-                row_start: v.row_start.as_ptr(),
-                cols: v.cols.as_ptr(),
-                coeffs: v.coeffs.as_ptr(),
-                nterms: v.cols.len(),
-            }
-        })
-        .collect();
+    let (ni, na, table) = (c.num_inputs(), c.num_aux(), c.coeff_table());
+    if ni == 0 || table.len() < 2 || na >= AUX as usize {
+        return Err(format!(
+            "compiled circuit shape: {ni} inputs, {na} aux, {} coefficients",
+            table.len()
+        ));
+    }
+    if !c.matrices_available() {
+        return Err("the compiled matrices' host copy was released: nothing to upload".into());
+    }
+    let nterms = [c.terms(0), c.terms(1), c.terms(2)];
     let mut handle = std::ptr::null_mut();
-    // SAFETY: `m` holds three matrices whose pointers and lengths describe live slices of
-    // `c` (row_start has rows + 1 entries; checked above, with every term in bounds); the
-    // table is `coeff_table().len()` scalars (blstrs' Montgomery layout, the device's); the
-    // call copies everything before returning; `handle` is a valid out-pointer.
+    // SAFETY: `nterms` is three lengths; the table is `table.len()` scalars (blstrs'
+    // Montgomery layout, the device's), copied before the call returns; `handle` is a valid
+    // out-pointer.
     let err = unsafe {
-        ffi::cuzk_matrices_create(
+        ffi::cuzk_matrices_alloc(
             ordinal as i32,
-            m.as_ptr(),
             c.num_constraints(),
-            c.coeff_table().as_ptr(),
-            c.coeff_table().len(),
-            c.num_inputs(),
-            c.num_aux(),
+            nterms.as_ptr(),
+            table.as_ptr(),
+            table.len(),
+            ni,
+            na,
             &mut handle,
         )
     };
-    ffi::check(err, "matrices upload").map(|()| handle)
+    ffi::check(err, "matrices allocation")?;
+    let mut copy = Filling(handle);
+    c.stream_matrices::<Stop>(CompiledCircuit::STREAM_WINDOW, |w| {
+        // SAFETY: `copy.0` is a live handle; the window's values are a live slice, checked
+        // against the circuit's shape (every index the device follows is in range), copied
+        // before the call returns; the call checks the window against the array's length.
+        let err = unsafe {
+            ffi::cuzk_matrices_write(
+                copy.0,
+                w.matrix as i32,
+                w.array as i32,
+                w.start,
+                w.values.as_ptr(),
+                w.values.len(),
+            )
+        };
+        ffi::check(err, "matrices upload").map_err(Stop)
+    })
+    .map_err(|Stop(e)| e)?;
+    Ok(std::mem::replace(&mut copy.0, std::ptr::null_mut()))
 }
 
 /// The CUDA backend's state of one compiled circuit (its `backend_cache`): the devices

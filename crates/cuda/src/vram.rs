@@ -89,7 +89,7 @@ unsafe impl Sync for ResidentMatrices {}
 
 impl Drop for ResidentMatrices {
     fn drop(&mut self) {
-        // SAFETY: the handle came from cuzk_matrices_create and is dropped exactly once.
+        // SAFETY: the handle came from cuzk_matrices_alloc and is dropped exactly once.
         unsafe { ffi::cuzk_matrices_destroy(self.handle) };
     }
 }

@@ -284,3 +284,53 @@ fn released_host_matrices_prove_from_the_pinned_vram_copy() {
         "freed with its circuit"
     );
 }
+
+/// A compiled circuit opened from its cache file reaches VRAM a window at a time, never
+/// read whole into host memory: the proof made from that copy is the CPU's, bit for bit. A
+/// file damaged among its matrices is caught by its digest as they pass: the upload says no
+/// and no copy stays in VRAM.
+#[test]
+fn matrices_streamed_from_their_file_prove_as_the_cpu_does() {
+    let _s = serial();
+    let Some(gpu) = gpu_with(CudaOptions::default()) else {
+        return;
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let sp = spec(14, 1.0, 0.25, 0.92, 4);
+    let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
+    let reference = CompiledCircuit::compile("synthetic", sp.circuit()).expect("compile");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("synthetic.compiled");
+    reference.write_file(&path, "k").unwrap();
+
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 1;
+    let damaged = dir.path().join("damaged.compiled");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let bad = CompiledCircuit::open_file(&damaged, "k").expect("its header is intact");
+    assert!(!gpu.make_matrices_resident(&srs, &bad).unwrap());
+    assert_eq!(gpu.vram_status().resident_matrices, 0, "nothing kept");
+
+    let opened = CompiledCircuit::open_file(&path, "k").expect("open");
+    assert!(opened.matrices_in_file());
+    assert!(gpu.make_matrices_resident(&srs, &opened).expect("resident"));
+    assert!(opened.matrices_in_file(), "never read into host memory");
+    assert_eq!(gpu.vram_status().resident_matrices, 1);
+    let opened = Arc::new(opened);
+    let witness = Recorder::synthesize(sp.circuit(), RecorderMode::WitnessOnly).expect("witness");
+    let public = witness.inputs[1..].to_vec();
+    let (r, s) = random_blinding(&mut rng);
+    let cpu = CpuProver::new()
+        .prove(&srs, reference.evaluate(witness.clone()).unwrap(), r, s)
+        .unwrap();
+    let (p, t) = gpu
+        .start_timed(&srs, opened.defer(witness).expect("defer"), r, s)
+        .expect("gpu");
+    assert!(t.abc_ms > 0.0);
+    let p = gpu.finish(&srs, p).unwrap();
+    assert_eq!(p.to_bytes(), cpu.to_bytes());
+    assert!(verify_proof(&PreparedVerifyingKey::from(srs.vk()), &p, &public).unwrap());
+    drop(opened);
+    assert_eq!(gpu.vram_status().resident_matrices, 0);
+}

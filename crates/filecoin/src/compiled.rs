@@ -83,6 +83,22 @@ pub fn load_or_compile(
     params: &std::path::Path,
     cache_dir: &std::path::Path,
 ) -> Result<(CompiledCircuit, Source)> {
+    let (mut c, source) = open_or_compile(id, params, cache_dir)?;
+    match c.load_host_matrices() {
+        Ok(_) => Ok((c, source)),
+        Err(e) => compile_again(id, params, cache_dir, e.to_string()),
+    }
+}
+
+/// As [`load_or_compile`], but a cached circuit's matrices are left in its file
+/// ([`CompiledCircuit::open_file`]: its header, length, table and densities checked): they
+/// are streamed to a device or read in later, checked against the file's digest as they
+/// pass. When that check fails, [`compile_again`] replaces the file.
+pub fn open_or_compile(
+    id: CircuitId,
+    params: &std::path::Path,
+    cache_dir: &std::path::Path,
+) -> Result<(CompiledCircuit, Source)> {
     let key = match cache_key(id, params) {
         Ok(key) => key,
         // No key without the parameter file (its load reports that): compiled, not stored.
@@ -97,19 +113,62 @@ pub fn load_or_compile(
             ));
         }
     };
-    let path = cache_dir.join(format!("{id}.compiled"));
+    let path = cache_path(id, cache_dir);
     let orphans = CompiledCircuit::remove_orphaned_temporaries(&path);
     if orphans > 0 {
         tracing::info!(circuit = %id, orphans, "removed the temporary files of killed cache writers");
     }
-    let refused = match CompiledCircuit::read_file(&path, &key, &id.to_string()) {
+    let refused = match CompiledCircuit::open_file(&path, &key) {
         Ok(c) => return Ok((c, Source::Cache)),
         Err(cuzk_groth16::compiled::CircuitFileError::Missing(_)) => None,
         Err(e) => Some(e.to_string()),
     };
     let compiled = compile(id)?;
-    let stored = std::fs::create_dir_all(cache_dir)
-        .map_err(|e| format!("{}: {e}", cache_dir.display()))
-        .and_then(|()| compiled.write_file(&path, &key).map_err(|e| e.to_string()));
+    let stored = store(&compiled, &path, &key, cache_dir);
     Ok((compiled, Source::Compiled { refused, stored }))
+}
+
+/// Whether `cache_dir` holds a circuit file for `id` and `params` that opens (right key and
+/// format, its length as its header says): [`open_or_compile`] would not compile.
+pub fn is_cached(id: CircuitId, params: &std::path::Path, cache_dir: &std::path::Path) -> bool {
+    cache_key(id, params)
+        .is_ok_and(|key| CompiledCircuit::open_file(&cache_path(id, cache_dir), &key).is_ok())
+}
+
+/// Compiles circuit `id` again after its cached file turned out `refused` (its digest did not
+/// match as its matrices passed), and writes the file anew.
+pub fn compile_again(
+    id: CircuitId,
+    params: &std::path::Path,
+    cache_dir: &std::path::Path,
+    refused: String,
+) -> Result<(CompiledCircuit, Source)> {
+    let path = cache_path(id, cache_dir);
+    let _ = std::fs::remove_file(&path);
+    let compiled = compile(id)?;
+    let stored = cache_key(id, params)
+        .map_err(|e| format!("no cache key: {e}"))
+        .and_then(|key| store(&compiled, &path, &key, cache_dir));
+    Ok((
+        compiled,
+        Source::Compiled {
+            refused: Some(refused),
+            stored,
+        },
+    ))
+}
+
+fn cache_path(id: CircuitId, cache_dir: &std::path::Path) -> std::path::PathBuf {
+    cache_dir.join(format!("{id}.compiled"))
+}
+
+fn store(
+    compiled: &CompiledCircuit,
+    path: &std::path::Path,
+    key: &str,
+    cache_dir: &std::path::Path,
+) -> std::result::Result<(), String> {
+    std::fs::create_dir_all(cache_dir)
+        .map_err(|e| format!("{}: {e}", cache_dir.display()))
+        .and_then(|()| compiled.write_file(path, key).map_err(|e| e.to_string()))
 }

@@ -41,9 +41,10 @@ fn compiled_evaluation_equals_full_recording() {
 }
 
 /// `load_or_compile` compiles and stores a circuit the first time and reads it back the
-/// next, the same matrices; another parameter file makes it stale, a damaged file is
-/// refused, and both are compiled again (and rewritten) rather than used; a cache that
-/// cannot be written still yields the compiled circuit, saying why it was not stored.
+/// next, the same matrices; another parameter file makes it stale, a damaged or truncated
+/// file is refused, and each is compiled again (and rewritten) rather than used (a damaged
+/// one that `open_or_compile` opened lazily, when its matrices are read); a cache that cannot
+/// be written still yields the compiled circuit, saying why it was not stored.
 #[test]
 fn the_compiled_cache_is_read_back_and_a_stale_or_damaged_file_is_compiled_again() {
     use cuzk_filecoin::compiled::{load_or_compile, Source};
@@ -105,6 +106,43 @@ fn the_compiled_cache_is_read_back_and_a_stale_or_damaged_file_is_compiled_again
         } => assert!(why.contains("corrupt"), "{why}"),
         s => panic!("{s:?}"),
     }
+
+    // A truncated file: refused as corrupt at opening, compiled again.
+    let whole = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &whole[..whole.len() * 2 / 3]).unwrap();
+    match cuzk_filecoin::compiled::open_or_compile(id, &params, &cache)
+        .unwrap()
+        .1
+    {
+        Source::Compiled {
+            refused: Some(why),
+            stored: Ok(()),
+        } => assert!(why.contains("corrupt") && why.contains("bytes"), "{why}"),
+        s => panic!("{s:?}"),
+    }
+    // Opened lazily, a damaged byte among the matrices is found when they are read: the
+    // planner then compiles again (`compile_again`), which rewrites the file.
+    let mut bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0x40;
+    std::fs::write(&file, &bytes).unwrap();
+    let (mut lazy, source) = cuzk_filecoin::compiled::open_or_compile(id, &params, &cache).unwrap();
+    assert!(matches!(source, Source::Cache) && lazy.matrices_in_file());
+    let why = lazy.load_host_matrices().unwrap_err().to_string();
+    assert!(why.contains("corrupt"), "{why}");
+    let (again, source) = cuzk_filecoin::compiled::compile_again(id, &params, &cache, why).unwrap();
+    assert!(matches!(
+        source,
+        Source::Compiled {
+            refused: Some(_),
+            stored: Ok(())
+        }
+    ));
+    assert_eq!(again.num_constraints(), 90_750);
+    assert!(matches!(
+        load_or_compile(id, &params, &cache).unwrap().1,
+        Source::Cache
+    ));
 
     // A cache path that cannot be a directory (it is a file): compiled, not stored, said why.
     let blocked = dir.path().join("blocked");

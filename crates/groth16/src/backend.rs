@@ -177,8 +177,9 @@ pub trait ProverBackend: Send + Sync {
 
     /// Makes a copy of `compiled`'s matrices of the backend's own (in VRAM, beside `srs`) that
     /// lasts as long as `compiled` does, so that its owner may drop their host copy
-    /// ([`crate::CompiledCircuit::release_host_matrices`]). `Ok(true)` when such a copy now
-    /// exists. `Ok(false)` (the default, and the CPU prover's answer) when the backend needs
+    /// ([`crate::CompiledCircuit::release_host_matrices`]) or never read them from their file
+    /// (the copy is filled by [`crate::CompiledCircuit::stream_matrices`], a window at a
+    /// time, from wherever they are). `Ok(true)` when such a copy now exists. `Ok(false)` (the default, and the CPU prover's answer) when the backend needs
     /// the host copy.
     fn make_matrices_resident(
         &self,

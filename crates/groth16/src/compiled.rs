@@ -21,14 +21,17 @@ use bellpepper_core::{
 };
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
-use rayon::prelude::*;
 
 mod evaluate;
 mod file;
+mod stream;
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 mod tests;
 
 pub use file::{CircuitFileError, FORMAT_VERSION};
+pub use stream::{MatrixArray, MatrixWindow};
 
 /// Marks an aux variable in a column index (inputs have the bit clear).
 pub const AUX: u32 = 1 << 31;
@@ -142,8 +145,13 @@ pub struct CompiledCircuit {
     num_constraints: usize,
     num_inputs: usize,
     num_aux: usize,
-    /// The matrices' host copy was dropped ([`CompiledCircuit::release_host_matrices`]).
+    /// The matrices' host copy was dropped ([`CompiledCircuit::release_host_matrices`]), or
+    /// never read ([`CompiledCircuit::open_file`]).
     released: bool,
+    /// The file the matrices can be read from again, when the circuit was opened from one.
+    origin: Option<file::Origin>,
+    /// Terms of A, B and C (also once the host copy is released).
+    terms: [usize; 3],
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
@@ -339,49 +347,6 @@ impl CompiledCircuit {
         ))
     }
 
-    /// The circuit of matrices read back from a file (`file.rs`), after checking that they
-    /// are a circuit of this shape: rows in order, every column and coefficient index in
-    /// range. Why not, otherwise.
-    fn from_parts(
-        name: &str,
-        matrices: [Matrix; 3],
-        coeffs: Vec<Scalar>,
-        (constraints, inputs, aux): (usize, usize, usize),
-    ) -> Result<CompiledCircuit, String> {
-        if aux >= AUX as usize || coeffs.len() < 2 {
-            return Err(format!(
-                "{name}: {aux} aux variables, {} coefficients",
-                coeffs.len()
-            ));
-        }
-        for (m, which) in matrices.iter().zip(["A", "B", "C"]) {
-            let rows_ok = m.row_start.len() == constraints + 1
-                && m.row_start.first() == Some(&0)
-                && m.row_start.last().map(|&e| e as usize) == Some(m.cols.len())
-                && m.row_start.par_windows(2).all(|w| w[0] <= w[1]);
-            let cols_ok = m.cols.par_iter().all(|&c| {
-                if c & AUX != 0 {
-                    ((c & !AUX) as usize) < aux
-                } else {
-                    (c as usize) < inputs
-                }
-            });
-            let coeffs_ok = m.coeffs.len() == m.cols.len()
-                && m.coeffs.par_iter().all(|&k| (k as usize) < coeffs.len());
-            if !(rows_ok && cols_ok && coeffs_ok) {
-                return Err(format!(
-                    "{name}: matrix {which} is not a circuit of {constraints} constraints, \
-                     {inputs} inputs and {aux} aux"
-                ));
-            }
-        }
-        Ok(CompiledCircuit::assemble(
-            matrices,
-            coeffs,
-            (constraints, inputs, aux),
-        ))
-    }
-
     fn assemble(
         [a, b, c]: [Matrix; 3],
         coeffs: Vec<Scalar>,
@@ -390,6 +355,7 @@ impl CompiledCircuit {
         let a_aux_density = density(&a, num_aux, true);
         let b_input_density = density(&b, num_inputs, false);
         let b_aux_density = density(&b, num_aux, true);
+        let terms = [a.cols.len(), b.cols.len(), c.cols.len()];
         CompiledCircuit {
             backend_cache: OnceLock::new(),
             id: NEXT_COMPILED_ID.fetch_add(1, Ordering::Relaxed),
@@ -401,6 +367,35 @@ impl CompiledCircuit {
             num_inputs,
             num_aux,
             released: false,
+            origin: None,
+            terms,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        }
+    }
+
+    /// A circuit whose matrices stay in `origin`'s file (`file.rs`).
+    fn in_file(
+        origin: file::Origin,
+        coeffs: Vec<Scalar>,
+        (num_constraints, num_inputs, num_aux): (usize, usize, usize),
+        terms: [usize; 3],
+        [a_aux_density, b_input_density, b_aux_density]: [Density; 3],
+    ) -> CompiledCircuit {
+        CompiledCircuit {
+            backend_cache: OnceLock::new(),
+            id: NEXT_COMPILED_ID.fetch_add(1, Ordering::Relaxed),
+            a: Matrix::default(),
+            b: Matrix::default(),
+            c: Matrix::default(),
+            num_constraints,
+            coeffs,
+            num_inputs,
+            num_aux,
+            released: true,
+            origin: Some(origin),
+            terms,
             a_aux_density,
             b_input_density,
             b_aux_density,

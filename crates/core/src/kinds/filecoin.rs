@@ -12,7 +12,7 @@ use cuzk_filecoin::{MemoryEstimate, ProofPlan};
 use cuzk_groth16::{RecorderMode, Srs};
 
 use crate::error::EngineError;
-use crate::planner::{JobPlan, PartitionPlan, Planner, Prepared, SynthesisContext};
+use crate::planner::{JobPlan, PartitionPlan, Planner, PrepareHints, Prepared, SynthesisContext};
 use crate::request::ProofRequest;
 
 /// Plans Filecoin requests; parameters are read from one directory in Filecoin's layout
@@ -260,13 +260,16 @@ impl Planner for FilecoinPlanner {
 
     /// The compiled matrices: 8 bytes a term, ~6 terms a constraint in PoRep and SnapDeals
     /// (porep: 5.55, snap: 5.49), ~10 in the Poseidon-heavy PoSt circuits (winning-2k:
-    /// 9.5), row starts, and the densities.
-    fn prepare_size_hint(&self, circuit_id: &str) -> u64 {
+    /// 9.5), row starts, and the densities (`host`). Without them (resident in VRAM), the
+    /// densities and the coefficient table stay (`held`). A load compiles (`host`), or opens
+    /// the cached file (its densities read beside what is kept) and streams its matrices a
+    /// few windows at a time.
+    fn prepare_hints(&self, circuit_id: &str) -> PrepareHints {
         let Ok(id) = circuit_id.parse::<CircuitId>() else {
-            return 0;
+            return PrepareHints::default();
         };
         if !self.compiles(id) {
-            return 0;
+            return PrepareHints::default();
         }
         let e = MemoryEstimate::for_circuit(id);
         let (c, i, a) = (e.constraints as u64, e.inputs as u64, e.aux as u64);
@@ -275,7 +278,19 @@ impl Planner for FilecoinPlanner {
             PoRep | Snap => 6,
             _ => 10,
         };
-        c * (terms * 8 + 3 * 4) + (2 * a + i).div_ceil(8)
+        let densities = (2 * a + i).div_ceil(8);
+        let held = densities + (1 << 20);
+        let host = c * (terms * 8 + 3 * 4) + densities;
+        let cached = self.compiled_cache.as_deref().is_some_and(|dir| {
+            self.params_path(circuit_id)
+                .is_ok_and(|params| cuzk_filecoin::compiled::is_cached(id, &params, dir))
+        });
+        let load = if cached {
+            2 * held + CompiledCircuit::STREAM_HOST_BYTES.min(host)
+        } else {
+            host
+        };
+        PrepareHints { load, held, host }
     }
 
     /// Beside the compiled-circuit cache, when there is one.
@@ -302,7 +317,7 @@ impl Planner for FilecoinPlanner {
             Some(dir) => {
                 let params = self.params_path(circuit_id)?;
                 let (c, source) =
-                    cuzk_filecoin::compiled::load_or_compile(id, &params, dir).map_err(failed)?;
+                    cuzk_filecoin::compiled::open_or_compile(id, &params, dir).map_err(failed)?;
                 log_source(circuit_id, dir, &source);
                 (c, matches!(source, cuzk_filecoin::compiled::Source::Cache))
             }
@@ -310,7 +325,7 @@ impl Planner for FilecoinPlanner {
         let bytes = compiled.heap_bytes() as u64;
         let ms = t0.elapsed().as_millis() as u64;
         if cached {
-            tracing::info!(circuit = %circuit_id, bytes, ms, "compiled circuit read from the cache");
+            tracing::info!(circuit = %circuit_id, bytes, ms, "compiled circuit opened from the cache; its matrices stay in the file until they are streamed or read");
         } else {
             tracing::info!(circuit = %circuit_id, bytes, ms, "circuit compiled");
         }
@@ -318,6 +333,43 @@ impl Planner for FilecoinPlanner {
             data: Arc::new(compiled),
             bytes,
         }))
+    }
+
+    /// Reads a cached circuit's matrices in (checked against the file's digest); a file
+    /// found damaged on the way is compiled again and rewritten.
+    fn settle_on_host(&self, circuit_id: &str, prepared: &mut Prepared) -> Result<(), EngineError> {
+        let Some(c) =
+            Arc::get_mut(&mut prepared.data).and_then(|d| d.downcast_mut::<CompiledCircuit>())
+        else {
+            return Ok(());
+        };
+        if !c.matrices_in_file() {
+            return Ok(());
+        }
+        let t0 = std::time::Instant::now();
+        let read = c.load_host_matrices();
+        if let Err(e) = read {
+            let (Ok(id), Some(dir)) = (circuit_id.parse::<CircuitId>(), &self.compiled_cache)
+            else {
+                return Err(EngineError::Srs {
+                    circuit_id: circuit_id.to_string(),
+                    message: format!("reading the compiled circuit: {e}"),
+                });
+            };
+            let params = self.params_path(circuit_id)?;
+            let (again, source) =
+                cuzk_filecoin::compiled::compile_again(id, &params, dir, e.to_string()).map_err(
+                    |e| EngineError::Srs {
+                        circuit_id: circuit_id.to_string(),
+                        message: format!("compiling the circuit: {e}"),
+                    },
+                )?;
+            log_source(circuit_id, dir, &source);
+            *c = again;
+        }
+        prepared.bytes = c.heap_bytes() as u64;
+        tracing::info!(circuit = %circuit_id, bytes = prepared.bytes, ms = t0.elapsed().as_millis() as u64, "compiled matrices in host memory");
+        Ok(())
     }
 }
 
@@ -373,7 +425,7 @@ mod tests {
     fn porep_snap_and_winning_circuits_are_compiled_within_their_size_hint() {
         let p = FilecoinPlanner::new(PathBuf::from("/nonexistent"));
         for (circuit, constraints) in [("snap-2k", 1_705_039), ("winning-2k", 90_750)] {
-            let hint = p.prepare_size_hint(circuit);
+            let hint = p.prepare_hints(circuit).host;
             let prepared = p.prepare(circuit).unwrap().expect("compiled");
             let compiled = prepared
                 .data
@@ -393,43 +445,82 @@ mod tests {
         let prepared = p.prepare("wpost-2k").unwrap().expect("compiled");
         let compiled = prepared.data.downcast_ref::<CompiledCircuit>().unwrap();
         assert_eq!(compiled.num_constraints(), 21_866);
-        assert!(p.prepare_size_hint("wpost-2k") >= prepared.bytes);
+        assert!(p.prepare_hints("wpost-2k").host >= prepared.bytes);
         let recorded =
             FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_window_post_compiled(false);
         assert!(recorded.prepare("wpost-2k").unwrap().is_none());
-        assert_eq!(recorded.prepare_size_hint("wpost-2k"), 0);
+        assert_eq!(recorded.prepare_hints("wpost-2k"), PrepareHints::default());
         assert!(recorded.prepare("winning-2k").unwrap().is_some());
         let off = FilecoinPlanner::new(PathBuf::from("/nonexistent")).with_compiled(false);
         assert!(off.prepare("snap-2k").unwrap().is_none());
         assert!(off.prepare("winning-2k").unwrap().is_none());
-        assert_eq!(off.prepare_size_hint("porep-2k"), 0);
+        assert_eq!(off.prepare_hints("porep-2k"), PrepareHints::default());
         assert!(matches!(
             p.prepare("porep-3g"),
             Err(EngineError::UnknownCircuit(_))
         ));
     }
 
-    /// With a compiled cache the planner stores a circuit at its first prepare and reads it
-    /// at the next (`cuzk_filecoin::compiled::load_or_compile` has the cases); without a
-    /// parameter file there is no key: compiled, not stored.
+    /// With a compiled cache the planner stores a circuit at its first prepare and opens it
+    /// at the next, its matrices left in the file (`cuzk_filecoin::compiled::open_or_compile`
+    /// has the cases), so the load reserves a few windows, not the matrices; settled on the
+    /// host they are read in, and a file damaged among them is compiled again and rewritten.
+    /// Without a parameter file there is no key: compiled, not stored.
     #[test]
-    fn a_planner_with_a_compiled_cache_stores_and_rereads_its_circuits() {
+    fn a_planner_with_a_compiled_cache_stores_and_opens_its_circuits() {
         let params = tempfile::tempdir().unwrap();
         let cache = params.path().join("compiled");
         let p = FilecoinPlanner::new(params.path().to_path_buf())
             .with_compiled_cache(Some(cache.clone()));
+        let matrices = |prepared: &Prepared| {
+            let c = prepared.data.downcast_ref::<CompiledCircuit>().unwrap();
+            (0..3)
+                .map(|m| c.matrix(m).cols.to_vec())
+                .collect::<Vec<_>>()
+        };
         assert!(p.prepare("winning-2k").unwrap().is_some());
         assert!(!cache.join("winning-2k.compiled").exists());
         std::fs::write(p.params_path("winning-2k").unwrap(), vec![1u8; 4096]).unwrap();
+        let cold = p.prepare_hints("winning-2k");
+        assert_eq!(cold.load, cold.host, "no cache yet: a compile");
         let first = p.prepare("winning-2k").unwrap().expect("compiled");
         assert!(cache.join("winning-2k.compiled").is_file());
-        let again = p.prepare("winning-2k").unwrap().expect("read back");
-        let (x, y) = (
-            first.data.downcast_ref::<CompiledCircuit>().unwrap(),
-            again.data.downcast_ref::<CompiledCircuit>().unwrap(),
+        let warm = p.prepare_hints("winning-2k");
+        // Opened, not compiled: its header beside a few stream windows (at 32 GiB 0.3 GB
+        // against the compile's 7.4 GB; here the windows are the whole small file).
+        assert!(
+            warm.held < warm.load && warm.held < cold.load,
+            "{warm:?} {cold:?}"
         );
-        assert_eq!(x.num_constraints(), y.num_constraints());
-        assert_eq!(first.bytes, again.bytes);
+        assert_eq!(
+            warm.load,
+            2 * warm.held + cold.host.min(CompiledCircuit::STREAM_HOST_BYTES)
+        );
+        let mut again = p.prepare("winning-2k").unwrap().expect("opened");
+        let opened = again.data.downcast_ref::<CompiledCircuit>().unwrap();
+        assert!(opened.matrices_in_file());
+        assert!(
+            again.bytes < first.bytes / 4,
+            "{} vs {}",
+            again.bytes,
+            first.bytes
+        );
+        p.settle_on_host("winning-2k", &mut again).unwrap();
+        assert_eq!(again.bytes, first.bytes);
+        assert_eq!(matrices(&again), matrices(&first));
+
+        let file = cache.join("winning-2k.compiled");
+        let mut bytes = std::fs::read(&file).unwrap();
+        let n = bytes.len();
+        bytes[n / 2] ^= 0x08;
+        std::fs::write(&file, &bytes).unwrap();
+        let mut damaged = p.prepare("winning-2k").unwrap().expect("opened");
+        p.settle_on_host("winning-2k", &mut damaged).unwrap();
+        assert_eq!(matrices(&damaged), matrices(&first), "compiled again");
+        assert_ne!(std::fs::read(&file).unwrap(), bytes, "rewritten");
+        let mut fine = p.prepare("winning-2k").unwrap().expect("opened");
+        p.settle_on_host("winning-2k", &mut fine).unwrap();
+        assert_eq!(matrices(&fine), matrices(&first));
     }
 
     #[test]

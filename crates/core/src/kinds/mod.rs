@@ -5,7 +5,7 @@
 //! - [`Router`]: one planner for the engine that sends synthetic requests and circuit ids to
 //!   the synthetic planner and everything else to another (the Filecoin planner).
 use crate::error::EngineError;
-use crate::planner::{JobPlan, Planner, Prepared};
+use crate::planner::{JobPlan, Planner, PrepareHints, Prepared};
 use crate::request::{ProofKind, ProofRequest};
 use cuzk_groth16::Srs;
 use std::path::PathBuf;
@@ -87,13 +87,18 @@ impl Planner for Router {
         self.for_id(circuit_id)?.load_srs_header(circuit_id)
     }
 
-    fn prepare_size_hint(&self, circuit_id: &str) -> u64 {
+    fn prepare_hints(&self, circuit_id: &str) -> PrepareHints {
         self.for_id(circuit_id)
-            .map_or(0, |p| p.prepare_size_hint(circuit_id))
+            .map_or(PrepareHints::default(), |p| p.prepare_hints(circuit_id))
     }
 
     fn prepare(&self, circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
         self.for_id(circuit_id)?.prepare(circuit_id)
+    }
+
+    fn settle_on_host(&self, circuit_id: &str, prepared: &mut Prepared) -> Result<(), EngineError> {
+        self.for_id(circuit_id)?
+            .settle_on_host(circuit_id, prepared)
     }
 
     fn measurement_dir(&self, circuit_id: &str) -> Option<PathBuf> {
@@ -148,6 +153,9 @@ mod tests {
             assert!(matches!(r.load_srs(id), Err(EngineError::Disabled(_))));
             assert!(matches!(r.srs_size_hint(id), Err(EngineError::Disabled(_))));
         }
-        assert_eq!(r.prepare_size_hint("synthetic:constraints=64"), 0);
+        assert_eq!(
+            r.prepare_hints("synthetic:constraints=64"),
+            PrepareHints::default()
+        );
     }
 }

@@ -40,7 +40,7 @@ impl SrsCache {
             Some(h) => h.stream_host_bytes(&crate::params::read_options()),
             None => file_bytes,
         };
-        let size = loading + self.inner.planner.prepare_size_hint(circuit_id);
+        let size = loading + self.inner.planner.prepare_hints(circuit_id).load;
         let mut reservation = self.acquire_for(circuit_id, size, priority).await?;
         let planner = self.inner.planner.clone();
         let cpu = self.inner.cpu.clone();
@@ -124,11 +124,23 @@ impl SrsCache {
                 (srs, timing_only, released)
             }
         };
-        let (srs, prepared) = if host_released_bytes > 0 {
-            self.release_host_matrices(circuit_id, srs, prepared)
-                .await?
-        } else {
-            (srs, prepared)
+        let points_resident = host_released_bytes > 0;
+        let settled = self
+            .settle_prepared(
+                circuit_id,
+                srs,
+                prepared,
+                points_resident,
+                &mut reservation,
+                priority,
+            )
+            .await;
+        let (srs, prepared) = match settled {
+            Ok(s) => s,
+            Err(e) => {
+                crate::reaper::free(reservation);
+                return Err(e);
+            }
         };
         // Account what is really held; a file larger than its points only shrinks it.
         let actual = srs.size_bytes() + prepared.as_ref().map_or(0, |p| p.bytes);
@@ -207,7 +219,7 @@ impl SrsCache {
     }
 
     /// A reservation of `bytes` for loading the SRS `circuit_id`, waiting at `priority`.
-    async fn acquire_for(
+    pub(super) async fn acquire_for(
         &self,
         circuit_id: &str,
         bytes: u64,

@@ -4,31 +4,42 @@
 //! The file is written beside its final name and renamed over it once synced, so a reader
 //! never sees half a file. It carries a caller's key (the circuit and its parameter file, say)
 //! and [`FORMAT_VERSION`]; a different key or version is *stale*. Its length follows from the
-//! counts in its header, and a BLAKE2b digest of the header and of every array (in parallel,
-//! 4 Mi values a piece) ends it: a short file or a changed byte is *corrupt*. Either way the
-//! caller compiles again and never uses it.
+//! counts in its header, and a BLAKE2b digest of the header, the coefficients, every array (in
+//! pieces of 4 Mi values) and the densities ends it: a short file or a changed byte is
+//! *corrupt*. Either way the caller compiles again and never uses it.
+//!
+//! [`CompiledCircuit::open_file`] reads only the header, the coefficient table and the
+//! densities (tens of MiB at 32 GiB); the matrices stay in the file until they are streamed a
+//! window at a time ([`CompiledCircuit::stream_matrices`], `stream.rs`: to a device, which
+//! then holds them) or read whole ([`CompiledCircuit::load_host_matrices`]). Either way the
+//! digest is checked as they pass, and a mismatch stops them before the last window is
+//! handed over: the host never holds 7 GiB of matrices on their way to VRAM.
 //!
 //! Layout (little-endian): `MAGIC`, version `u32`, key length `u32`, key; constraints,
 //! inputs, aux, coefficients (`u64` each); per matrix A, B, C: row starts and terms (`u64`);
 //! the coefficients (32 bytes each, canonical); per matrix its row starts, columns and
-//! coefficient indices (`u32` each); the 64-byte digest.
-use super::{CompiledCircuit, Matrix};
+//! coefficient indices (`u32` each); the densities of A's aux, B's inputs and B's aux (`u64`
+//! words); the 64-byte digest.
+use super::{CompiledCircuit, Matrix, AUX};
+use crate::density::Density;
 use blstrs::Scalar;
 use ff::PrimeField;
 use rayon::prelude::*;
 use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-/// Bumped whenever the layout or the meaning of a compiled circuit changes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped whenever the layout or the meaning of a compiled circuit changes (2: the densities
+/// are stored, so a circuit opens without reading its matrices).
+pub const FORMAT_VERSION: u32 = 2;
 
 const MAGIC: &[u8; 8] = b"CUZKCMP\0";
 
-/// Values hashed per piece of the digest.
-const PIECE: usize = 1 << 22;
+/// Values hashed per piece of an array's digest.
+pub(super) const PIECE: usize = 1 << 22;
 
-/// Why a circuit file was not used.
+/// Why a circuit file was not used, or its matrices could not be streamed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CircuitFileError {
@@ -60,10 +71,35 @@ pub enum CircuitFileError {
         /// What is wrong.
         why: String,
     },
+    /// The circuit's matrices are neither in host memory nor in a file (released after a
+    /// compile): there is nothing to stream.
+    #[error("the compiled matrices' host copy was released and they have no file")]
+    Released,
+    /// Matrices held in memory are not a circuit of their shape (never from our compiler).
+    #[error("compiled matrices malformed: {0}")]
+    Malformed(String),
+}
+
+/// Where an opened circuit's matrices are: its file (held open, so a cache rewritten
+/// meanwhile, by rename, does not change what is read), and what its digest needs besides
+/// them.
+pub(super) struct Origin {
+    pub(super) path: PathBuf,
+    pub(super) file: File,
+    /// The header's bytes, as hashed.
+    pub(super) header: Vec<u8>,
+    pub(super) coeffs_digest: [u8; 64],
+    pub(super) densities_digest: [u8; 64],
+    /// File offset of the first array (A's row starts).
+    pub(super) arrays_at: u64,
+    /// Values of each array, in file order.
+    pub(super) sizes: [u64; 9],
+    /// The digest the file ends with.
+    pub(super) stored: [u8; 64],
 }
 
 /// The digest of an array of `u32`: BLAKE2b of each piece's little-endian bytes (in
-/// parallel), then of the pieces' digests.
+/// parallel), then of the array's length and the pieces' digests.
 fn digest_u32(v: &[u32]) -> [u8; 64] {
     let pieces: Vec<[u8; 64]> = v
         .par_chunks(PIECE)
@@ -79,24 +115,38 @@ fn digest_u32(v: &[u32]) -> [u8; 64] {
             *h.finalize().as_array()
         })
         .collect();
+    array_digest(v.len() as u64, &pieces)
+}
+
+/// An array's digest from its length and its pieces' digests.
+pub(super) fn array_digest(len: u64, pieces: &[[u8; 64]]) -> [u8; 64] {
     let mut h = blake2b_simd::State::new();
-    h.update(&(v.len() as u64).to_le_bytes());
-    for p in &pieces {
+    h.update(&len.to_le_bytes());
+    for p in pieces {
         h.update(p);
     }
     *h.finalize().as_array()
 }
 
-/// The file's digest: of its header bytes, its coefficients and every array.
-fn digest(header: &[u8], coeffs: &[u8], arrays: &[&[u32]]) -> [u8; 64] {
-    let parts: Vec<[u8; 64]> = arrays.par_iter().map(|a| digest_u32(a)).collect();
+/// The file's digest: of its header bytes, its coefficients', arrays' and densities' digests.
+pub(super) fn file_digest(
+    header: &[u8],
+    coeffs: &[u8; 64],
+    arrays: &[[u8; 64]],
+    densities: &[u8; 64],
+) -> [u8; 64] {
     let mut h = blake2b_simd::State::new();
     h.update(header);
-    h.update(blake2b_simd::blake2b(coeffs).as_bytes());
-    for p in &parts {
+    h.update(coeffs);
+    for p in arrays {
         h.update(p);
     }
+    h.update(densities);
     *h.finalize().as_array()
+}
+
+fn blake(bytes: &[u8]) -> [u8; 64] {
+    *blake2b_simd::blake2b(bytes).as_array()
 }
 
 fn header(c: &CompiledCircuit, key: &str) -> Vec<u8> {
@@ -126,19 +176,16 @@ fn write_u32s(w: &mut impl Write, v: &[u32]) -> io::Result<()> {
     Ok(())
 }
 
-fn read_u32s(r: &mut impl Read, n: usize) -> io::Result<Vec<u32>> {
-    let mut out = Vec::with_capacity(n);
-    let mut buf = vec![0u8; 4 << 20];
-    while out.len() < n {
-        let k = (n - out.len()).min(1 << 20);
-        r.read_exact(&mut buf[..4 * k])?;
-        out.extend(
-            buf[..4 * k]
-                .chunks_exact(4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-        );
-    }
-    Ok(out)
+/// The densities' bytes: A's aux, B's inputs, B's aux, each its words.
+fn density_bytes(ds: [&Density; 3]) -> Vec<u8> {
+    ds.iter()
+        .flat_map(|d| d.words.iter().flat_map(|w| w.to_le_bytes()))
+        .collect()
+}
+
+/// Words of a density over `len` variables.
+fn words(len: u64) -> u64 {
+    len.div_ceil(64)
 }
 
 impl CompiledCircuit {
@@ -157,14 +204,22 @@ impl CompiledCircuit {
         }
         let header = header(self, key);
         let coeffs: Vec<u8> = self.coeffs.iter().flat_map(|c| c.to_repr()).collect();
+        let densities = density_bytes([
+            &self.a_aux_density,
+            &self.b_input_density,
+            &self.b_aux_density,
+        ]);
         let arrays = self.arrays();
+        let digests: Vec<[u8; 64]> = arrays.par_iter().map(|a| digest_u32(a)).collect();
+        let digest = file_digest(&header, &blake(&coeffs), &digests, &blake(&densities));
         crate::atomic::write_atomic(path, 8 << 20, |w| {
             w.write_all(&header)?;
             w.write_all(&coeffs)?;
             for a in &arrays {
                 write_u32s(w, a)?;
             }
-            w.write_all(&digest(&header, &coeffs, &arrays))
+            w.write_all(&densities)?;
+            w.write_all(&digest)
         })
         .map_err(io_err)
     }
@@ -191,13 +246,22 @@ impl CompiledCircuit {
         ]
     }
 
-    /// Reads a circuit [`CompiledCircuit::write_file`] wrote with `key`; `name` is for errors.
-    /// A missing, stale, short or damaged file is an error saying which: never a circuit.
-    pub fn read_file(
-        path: &Path,
-        key: &str,
-        name: &str,
-    ) -> Result<CompiledCircuit, CircuitFileError> {
+    /// Reads a circuit [`CompiledCircuit::write_file`] wrote with `key`, matrices included
+    /// ([`CompiledCircuit::open_file`], then [`CompiledCircuit::load_host_matrices`]). A
+    /// missing, stale, short or damaged file is an error saying which: never a circuit.
+    pub fn read_file(path: &Path, key: &str) -> Result<CompiledCircuit, CircuitFileError> {
+        let mut c = CompiledCircuit::open_file(path, key)?;
+        c.load_host_matrices()?;
+        Ok(c)
+    }
+
+    /// Opens a circuit [`CompiledCircuit::write_file`] wrote with `key`, leaving its matrices
+    /// in the file: the header, the coefficient table and the densities are read, and the
+    /// file's length checked against its counts. Its matrices are then streamed
+    /// ([`CompiledCircuit::stream_matrices`]) or read ([`CompiledCircuit::load_host_matrices`]),
+    /// checked against the digest as they pass. A missing, stale or short file, or a damaged
+    /// header, table or densities (found when the matrices pass), is an error saying which.
+    pub fn open_file(path: &Path, key: &str) -> Result<CompiledCircuit, CircuitFileError> {
         let io_err = |source: io::Error| CircuitFileError::Io {
             path: path.to_path_buf(),
             source,
@@ -218,16 +282,17 @@ impl CompiledCircuit {
             Err(e) => return Err(io_err(e)),
         };
         let len = file.metadata().map_err(io_err)?.len();
-        let mut r = BufReader::with_capacity(8 << 20, file);
-        let short = |e: io::Error| {
-            if e.kind() == io::ErrorKind::UnexpectedEof {
-                corrupt(format!("truncated at {len} bytes"))
-            } else {
-                io_err(e)
-            }
+        let read_at = |buf: &mut [u8], at: u64| {
+            file.read_exact_at(buf, at).map_err(|e| {
+                if e.kind() == io::ErrorKind::UnexpectedEof {
+                    corrupt(format!("truncated at {len} bytes"))
+                } else {
+                    io_err(e)
+                }
+            })
         };
         let mut fixed = [0u8; 16];
-        r.read_exact(&mut fixed).map_err(short)?;
+        read_at(&mut fixed, 0)?;
         if &fixed[..8] != MAGIC {
             return Err(corrupt("not a compiled circuit (magic)".into()));
         }
@@ -243,7 +308,7 @@ impl CompiledCircuit {
             return Err(corrupt(format!("a {key_len}-byte key")));
         }
         let mut got_key = vec![0u8; key_len as usize];
-        r.read_exact(&mut got_key).map_err(short)?;
+        read_at(&mut got_key, 16)?;
         if got_key != key.as_bytes() {
             return Err(stale(format!(
                 "written for `{}`, asked for `{key}`",
@@ -251,45 +316,54 @@ impl CompiledCircuit {
             )));
         }
         let mut counts = [0u8; 80];
-        r.read_exact(&mut counts).map_err(short)?;
+        read_at(&mut counts, 16 + key_len)?;
         let n: Vec<u64> = counts
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
             .collect();
         let (constraints, inputs, aux, ncoeffs) = (n[0], n[1], n[2], n[3]);
         let sizes = [n[4], n[5], n[5], n[6], n[7], n[7], n[8], n[9], n[9]];
-        // The length the counts imply, checked before any big allocation.
-        let expected = ncoeffs
-            .checked_mul(32)
-            .and_then(|c| c.checked_add(16 + key_len + 80))
-            .and_then(|x| {
-                sizes
-                    .iter()
-                    .try_fold(x, |acc, &s| acc.checked_add(s.checked_mul(4)?))
-            })
-            .and_then(|x| x.checked_add(64));
-        if expected != Some(len) {
+        if [n[4], n[6], n[8]].iter().any(|&r| r != constraints + 1)
+            || aux >= u64::from(AUX)
+            || inputs == 0
+            || ncoeffs < 2
+        {
             return Err(corrupt(format!(
-                "{len} bytes, its header says {}",
-                expected.map_or("an impossible length".into(), |e| e.to_string())
+                "its header's shape: {constraints} constraints, {inputs} inputs, {aux} aux, \
+                 {ncoeffs} coefficients, row starts {} {} {}",
+                n[4], n[6], n[8]
             )));
         }
+        let densities_len = 8 * (2 * words(aux) + words(inputs));
+        let coeffs_at = 16 + key_len + 80;
+        let arrays_at = ncoeffs
+            .checked_mul(32)
+            .and_then(|c| c.checked_add(coeffs_at));
+        let densities_at = arrays_at.and_then(|x| {
+            sizes
+                .iter()
+                .try_fold(x, |acc, &s| acc.checked_add(s.checked_mul(4)?))
+        });
+        // The length the counts imply, checked before any big allocation.
+        let expected = densities_at
+            .and_then(|x| x.checked_add(densities_len))
+            .and_then(|x| x.checked_add(64));
+        let (Some(arrays_at), Some(densities_at), Some(expected)) =
+            (arrays_at, densities_at, expected)
+        else {
+            return Err(corrupt(format!(
+                "{len} bytes, its header's counts overflow"
+            )));
+        };
+        if expected != len {
+            return Err(corrupt(format!("{len} bytes, its header says {expected}")));
+        }
         let mut coeff_bytes = vec![0u8; 32 * ncoeffs as usize];
-        r.read_exact(&mut coeff_bytes).map_err(short)?;
-        let mut arrays = Vec::with_capacity(9);
-        for &s in &sizes {
-            arrays.push(read_u32s(&mut r, s as usize).map_err(short)?);
-        }
+        read_at(&mut coeff_bytes, coeffs_at)?;
+        let mut density_raw = vec![0u8; densities_len as usize];
+        read_at(&mut density_raw, densities_at)?;
         let mut stored = [0u8; 64];
-        r.read_exact(&mut stored).map_err(short)?;
-        let mut header = Vec::with_capacity(96 + key_len as usize);
-        header.extend_from_slice(&fixed);
-        header.extend_from_slice(&got_key);
-        header.extend_from_slice(&counts);
-        let views: Vec<&[u32]> = arrays.iter().map(|a| a.as_slice()).collect();
-        if digest(&header, &coeff_bytes, &views) != stored {
-            return Err(corrupt("its digest does not match its contents".into()));
-        }
+        read_at(&mut stored, len - 64)?;
         let coeffs = coeff_bytes
             .chunks_exact(32)
             .map(|b| {
@@ -299,19 +373,43 @@ impl CompiledCircuit {
             })
             .collect::<Option<Vec<Scalar>>>()
             .ok_or_else(|| corrupt("a coefficient is not a canonical scalar".into()))?;
-        let mut it = arrays.into_iter();
-        let mut matrix = || Matrix {
-            row_start: it.next().unwrap_or_default(),
-            cols: it.next().unwrap_or_default(),
-            coeffs: it.next().unwrap_or_default(),
+        let mut rest = density_raw
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+        let mut density = |len: u64| Density {
+            words: rest.by_ref().take(words(len) as usize).collect(),
+            len: len as usize,
         };
-        let (a, b, c) = (matrix(), matrix(), matrix());
-        CompiledCircuit::from_parts(
-            name,
-            [a, b, c],
+        let (a_aux, b_input, b_aux) = (density(aux), density(inputs), density(aux));
+        let mut header = Vec::with_capacity(96 + key_len as usize);
+        header.extend_from_slice(&fixed);
+        header.extend_from_slice(&got_key);
+        header.extend_from_slice(&counts);
+        let origin = Origin {
+            path: path.to_path_buf(),
+            file,
+            header,
+            coeffs_digest: blake(&coeff_bytes),
+            densities_digest: blake(&density_raw),
+            arrays_at,
+            sizes,
+            stored,
+        };
+        Ok(CompiledCircuit::in_file(
+            origin,
             coeffs,
             (constraints as usize, inputs as usize, aux as usize),
-        )
-        .map_err(corrupt)
+            [sizes[1] as usize, sizes[4] as usize, sizes[7] as usize],
+            [a_aux, b_input, b_aux],
+        ))
+    }
+}
+
+/// `Matrix` from its three arrays (the order of the file).
+pub(super) fn matrix_of(arrays: &mut impl Iterator<Item = Vec<u32>>) -> Matrix {
+    Matrix {
+        row_start: arrays.next().unwrap_or_default(),
+        cols: arrays.next().unwrap_or_default(),
+        coeffs: arrays.next().unwrap_or_default(),
     }
 }

@@ -8,9 +8,9 @@ use std::sync::Arc;
 /// in sub-systems made with `CS::new()` when `split` and the system is extensible (as
 /// storage-proofs' PoSt circuit does), else inline.
 #[derive(Clone, Copy)]
-struct Parts {
-    parts: u64,
-    split: bool,
+pub(super) struct Parts {
+    pub(super) parts: u64,
+    pub(super) split: bool,
 }
 
 fn part<CS: ConstraintSystem<Scalar>>(
@@ -62,7 +62,7 @@ impl Circuit<Scalar> for Parts {
     }
 }
 
-fn compile(circuit: Parts) -> CompiledCircuit {
+pub(super) fn compile(circuit: Parts) -> CompiledCircuit {
     CompiledCircuit::compile("parts", circuit).expect("compiled")
 }
 
@@ -186,7 +186,7 @@ fn a_circuit_file_round_trips_and_a_stale_short_or_damaged_one_is_refused() {
     };
     let c = compile(circuit);
     c.write_file(&path, "parts|params-1").unwrap();
-    let back = CompiledCircuit::read_file(&path, "parts|params-1", "parts").unwrap();
+    let back = CompiledCircuit::read_file(&path, "parts|params-1").unwrap();
     assert_ne!(back.id(), c.id(), "a new identity for the device caches");
     for m in 0..3 {
         let (x, y) = (c.matrix(m), back.matrix(m));
@@ -209,7 +209,7 @@ fn a_circuit_file_round_trips_and_a_stale_short_or_damaged_one_is_refused() {
     );
     assert_eq!((x.a, x.b, x.c), (y.a, y.b, y.c));
 
-    let read = |key: &str| CompiledCircuit::read_file(&path, key, "parts");
+    let read = |key: &str| CompiledCircuit::read_file(&path, key);
     assert!(matches!(read("parts|params-2"), Err(E::Stale { .. })));
     let good = std::fs::read(&path).unwrap();
     let damaged = |f: &dyn Fn(&mut Vec<u8>)| {
@@ -312,7 +312,7 @@ fn a_kill_during_a_write_leaves_no_corrupt_cache() {
         }
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        match CompiledCircuit::read_file(&path, "writer", "parts") {
+        match CompiledCircuit::read_file(&path, "writer") {
             Ok(c) => assert_eq!(c.num_constraints(), reference.num_constraints()),
             Err(CircuitFileError::Missing(_)) => {}
             Err(e) => panic!("after a kill {moment}: {e}"),

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Phase W (issue 29: a lean start), calls back to back on one machine.
+# `w.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (NO_TESTS=1 skips them), porep-32g
+#   TIMING-ONLY parameters and the 32 GiB requests; then the cold start: the daemon compiles
+#   porep-32g (its compiled cache, /tmp/p32/cuzk-compiled, is empty) and writes the cache;
+#   start to loaded and the start's VmHWM; one PoRep C2 c=1 j=1 (its partitions' working sets
+#   are measured and kept beside the cache); the daemon stopped.
+# `w.sh warm`: the warm start timed (start to porep-32g loaded, the matrices streamed from the
+#   cache into VRAM; start to the first 32 GiB proof completed), its VmHWM; PoRep C2 c=2 j=4
+#   without a cgroup (the reference), then the same inside a cgroup v2 with memory.max 8G
+#   (budget derived from it): s/proof of each, memory.peak, memory.events, VmHWM.
+# `w.sh big`: inside the 8G cgroup, c=30 j=30 until $DEADLINE (240) s; then inside a 4G
+#   cgroup, c=2 j=4.
+# Everything is TIMING-ONLY: the proofs do not verify.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+T0=$(date +%s)
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+stop_daemon() { pkill -x cuzk; while pgrep -x cuzk > /dev/null; do sleep 0.5; done; }
+# cgroup SIZE: a fresh cgroup v2 with memory.max SIZE; prints its directory.
+cgroup() {
+  local cg=/sys/fs/cgroup/cuzk-w-$1
+  echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
+  rmdir $cg 2>/dev/null; mkdir -p $cg; echo $1 > $cg/memory.max; echo $cg
+}
+cg_report() { echo "cgroup $1: memory.max $(cat $1/memory.max) memory.peak $(cat $1/memory.peak) events: $(cat $1/memory.events | tr '\n' ' ')"; }
+# timed_start TAG: starts the daemon (in $DAEMON_CGROUP when set), and reports seconds from
+# the start to porep-32g loaded, and the daemon's own load figures.
+timed_start() {
+  local t; t=$(now)
+  start_daemon porep-32g $(( $(date +%s) - T0 + 300 ))
+  echo "$1: start to porep-32g loaded: $(since $t) s; $(vmhwm)"
+  grep -E "budget|compiled|resident|streamed|SRS loaded|WARN|ERROR" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-330 | tail -8
+  START=$t
+}
+batch() { # batch TAG C J DEADLINE
+  $D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c $2 -j $3 --timeline /tmp/$1.svg --deadline $4 2>&1 | tee /tmp/bench-$1.log | tail -14
+}
+case "${1:-}" in
+prep)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2
+  [ -z "${NO_TESTS:-}" ] && gpu_tests
+  gen_porep32
+  timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
+  rm -rf /tmp/p32/cuzk-compiled
+  echo "== cold start (the compiled cache empty), $(( $(date +%s) - T0 )) s in"
+  timed_start cold
+  echo "== c=1 j=1 ($(( $(date +%s) - T0 )) s in)"
+  batch w1 1 1 200; vmhwm
+  ls -l /tmp/p32/cuzk-compiled /tmp/p32/cuzk-compiled/* 2>&1 | head
+  save; stop_daemon
+  ;;
+warm)
+  echo "== warm start, no cgroup"
+  timed_start warm
+  batch wfirst 1 1 120
+  echo "warm: start to the first 32 GiB proof completed: $(since $START) s"
+  echo "== c=2 j=4, no cgroup ($(( $(date +%s) - T0 )) s in)"
+  batch wref 2 4 200; vmhwm
+  stop_daemon
+  CG=$(cgroup 8G)
+  echo "== warm start inside $CG ($(( $(date +%s) - T0 )) s in)"
+  DAEMON_CGROUP=$CG timed_start warm-8g
+  echo "== c=2 j=4 inside 8G ($(( $(date +%s) - T0 )) s in)"
+  batch w8 2 4 200; vmhwm; cg_report $CG
+  save; stop_daemon
+  ;;
+big)
+  CG=$(cgroup 8G)
+  DAEMON_CGROUP=$CG timed_start big-8g
+  echo "== c=30 j=30 inside 8G, deadline ${DEADLINE:-240} s ($(( $(date +%s) - T0 )) s in)"
+  sampled_batch w30 30 30 ${DEADLINE:-240} "echo cg \$(cat $CG/memory.current)"
+  echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w30.log)"
+  vmhwm; cg_report $CG; $D/cuzk status 2>&1 | grep -E "memory|reserved|refus" | head
+  stop_daemon
+  CG=$(cgroup 4G)
+  DAEMON_CGROUP=$CG timed_start warm-4g
+  echo "== c=2 j=4 inside 4G ($(( $(date +%s) - T0 )) s in)"
+  batch w4 2 4 200; vmhwm; cg_report $CG
+  echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w4.log)"
+  save; stop_daemon
+  ;;
+*) echo "usage: w.sh prep|warm|big" >&2; exit 2 ;;
+esac
+echo "== phase W ${1:-} done at $(( $(date +%s) - T0 )) s"
