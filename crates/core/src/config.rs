@@ -5,7 +5,7 @@
 //! [memory]
 //! budget = "64GiB"          # default: min(MemTotal, cgroup limits) - margin
 //! margin = "2GiB"           # default: 10% of the limit, at least 512MiB
-//! request_buffer = "1GiB"   # default: budget/32, at most 4GiB
+//! request_buffer = "1GiB"   # default: budget/8, at most 4GiB
 //! urgent_reserve = "1GiB"   # for HIGH/CRITICAL only; default: budget/16, at most 1GiB
 //!
 //! [pipeline]
@@ -56,9 +56,11 @@ pub struct Config {
     /// Memory left outside the budget for code, allocator slack and small allocations; only
     /// used to derive the default budget. Default: 10% of the limit, at least 512 MiB.
     pub margin_bytes: u64,
-    /// Bytes of the budget set aside for queued request payloads; a submit that would exceed
-    /// it fails with `QueueFull`. Default: budget/32, at most [`MAX_DEFAULT_REQUEST_BUFFER`]
-    /// (4 GiB).
+    /// Bytes of the budget set aside for request payloads, queued and arriving (twice while
+    /// they arrive); a message that does not fit now waits for room (its sender held back),
+    /// one larger than all of it fails with `QueueFull`. Default: budget/8, at most
+    /// [`MAX_DEFAULT_REQUEST_BUFFER`] (4 GiB): inside an 8 GiB cgroup ~0.9 GiB, room for
+    /// seven 32 GiB PoRep C1 outputs (~59 MB each) arriving at once, or fifteen queued.
     pub request_buffer_bytes: u64,
     /// The last bytes of the budget, which only HIGH and CRITICAL work may reserve: a
     /// WinningPoSt (its SRS load ≈ 0.2 GB and working set ≈ 0.1 GB at 32 GiB) finds memory at
@@ -180,6 +182,9 @@ pub struct Config {
 /// and the decoded copy): the seeds' load of 30 at once needs about 3.1 GB. At 1 GiB, the cap
 /// until issue 12's H200 run, 10 of 30 such submissions were refused.
 pub const MAX_DEFAULT_REQUEST_BUFFER: u64 = 4 * GIB;
+
+/// The default request buffer is the budget over this (at most [`MAX_DEFAULT_REQUEST_BUFFER`]).
+pub const REQUEST_BUFFER_SHARE: u64 = 8;
 
 /// The default urgent reserve's cap: a WinningPoSt 32 GiB needs ≈ 0.3 GB while its SRS loads.
 pub const MAX_DEFAULT_URGENT_RESERVE: u64 = GIB;
@@ -447,7 +452,8 @@ impl Config {
         Config {
             budget_bytes,
             margin_bytes,
-            request_buffer_bytes: (budget_bytes / 32).min(MAX_DEFAULT_REQUEST_BUFFER),
+            request_buffer_bytes: (budget_bytes / REQUEST_BUFFER_SHARE)
+                .min(MAX_DEFAULT_REQUEST_BUFFER),
             urgent_reserve_bytes: None,
             synthesis_concurrency: default_synthesis_concurrency(m.cpus),
             urgent_threads: m.cpus,
@@ -582,11 +588,13 @@ impl Config {
         })
     }
 
-    /// Sets the budget and keeps the request carve-out within its default share (budget/32,
+    /// Sets the budget and keeps the request carve-out within its default share (budget/8,
     /// at most what it was), so a smaller budget does not leave a carve-out larger than itself.
     pub fn set_budget(&mut self, budget_bytes: u64) {
         self.budget_bytes = budget_bytes;
-        self.request_buffer_bytes = self.request_buffer_bytes.min(budget_bytes / 32);
+        self.request_buffer_bytes = self
+            .request_buffer_bytes
+            .min(budget_bytes / REQUEST_BUFFER_SHARE);
     }
 
     /// The urgent reserve in bytes: as configured, else budget/16 (at most 1 GiB).

@@ -72,6 +72,17 @@ impl Engine {
     /// Planning runs on the caller's thread; for large payloads call it from a blocking
     /// context (`spawn_blocking`).
     pub fn submit(&self, req: ProofRequest) -> Result<Submitted, EngineError> {
+        self.submit_with(req, None)
+    }
+
+    /// [`Engine::submit`] with the request-buffer bytes its message held while it arrived
+    /// (the server's intake): the job's payload keeps them, resized to its payload, so no
+    /// other message takes them between the arrival and the submit.
+    pub fn submit_with(
+        &self,
+        req: ProofRequest,
+        arrival: Option<RequestPermit>,
+    ) -> Result<Submitted, EngineError> {
         let sh = &self.shared;
         if !sh.accepting() {
             return Err(EngineError::ShuttingDown);
@@ -114,7 +125,7 @@ impl Engine {
             max_queued: sh.config.max_queued_jobs,
         };
         let (kind, priority) = (head.kind, head.priority);
-        let (job, queue_position) = match sh.jobs.register(head, new)? {
+        let (job, queue_position) = match sh.jobs.register(head, new, arrival)? {
             Registered::Duplicate(job_id) => return Ok(duplicate(job_id)),
             Registered::New {
                 job,
@@ -136,6 +147,15 @@ impl Engine {
     /// At most a few plans run at once (a quarter of the synthesis slots, at least two); the
     /// others wait their turn here without holding a thread.
     pub async fn submit_async(&self, req: ProofRequest) -> Result<Submitted, EngineError> {
+        self.submit_async_with(req, None).await
+    }
+
+    /// [`Engine::submit_with`] on a blocking thread, as [`Engine::submit_async`].
+    pub async fn submit_async_with(
+        &self,
+        req: ProofRequest,
+        arrival: Option<RequestPermit>,
+    ) -> Result<Submitted, EngineError> {
         let permit = self
             .shared
             .plan_permits
@@ -145,7 +165,7 @@ impl Engine {
             .map_err(|_| EngineError::ShuttingDown)?;
         let engine = self.clone();
         tokio::task::spawn_blocking(move || {
-            let r = engine.submit(req);
+            let r = engine.submit_with(req, arrival);
             drop(permit);
             r
         })
@@ -181,8 +201,9 @@ impl Engine {
     }
 
     /// An empty permit on the request buffer (`memory.request_buffer`). The server grows it
-    /// by each frame of a message as it arrives ([`RequestPermit::try_grow`]), so messages
-    /// still on the wire count against the same slice as queued jobs' payloads.
+    /// as a message arrives ([`RequestPermit::take_waiting`]), so messages still on the wire
+    /// count against the same slice as queued jobs' payloads, and hands it to
+    /// [`Engine::submit_async_with`].
     pub fn request_permit(&self) -> RequestPermit {
         self.shared.jobs.request_permit()
     }

@@ -6,6 +6,8 @@ use crate::error::EngineError;
 use crate::metrics::Metrics;
 use crate::planner::{FinishFn, VerifyFn};
 use crate::request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest};
+pub use crate::request_buffer::RequestPermit;
+use crate::request_buffer::RequestPool;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,71 +45,6 @@ impl RequestHead {
 /// What a completed job made with TIMING-ONLY parameters says about its proof.
 pub(crate) const TIMING_ONLY_NOTE: &str = "TIMING-ONLY parameters ([allow] timing_only): this \
     proof DOES NOT VERIFY; it was neither self-checked nor verified";
-
-/// The budget slice set aside for request payloads, and the part unfinished jobs use.
-pub(crate) struct RequestPool {
-    /// The slice (a `Requests` reservation); taken, and so given back, at shutdown.
-    slice: Mutex<Option<Reservation>>,
-    /// Payload bytes held by [`RequestPermit`]s.
-    in_use: AtomicU64,
-}
-
-impl RequestPool {
-    /// Takes `bytes` of the slice, or says how much is in use of how much.
-    fn try_take(self: &Arc<Self>, bytes: u64) -> Result<RequestPermit, EngineError> {
-        let size = self.slice.lock().as_ref().map_or(0, Reservation::bytes);
-        let in_use = self.in_use.fetch_add(bytes, Ordering::SeqCst);
-        if in_use + bytes > size {
-            self.in_use.fetch_sub(bytes, Ordering::SeqCst);
-            return Err(EngineError::QueueFull(format!(
-                "request payloads would use {} of {} buffered bytes",
-                in_use + bytes,
-                size
-            )));
-        }
-        Ok(RequestPermit {
-            pool: self.clone(),
-            bytes,
-        })
-    }
-}
-
-/// Bytes within the request buffer, held by a job for its payload or by the server for a
-/// message it is still receiving; dropping it gives them back.
-pub struct RequestPermit {
-    /// The pool the bytes came from.
-    pool: Arc<RequestPool>,
-    /// The job's payload bytes.
-    bytes: u64,
-}
-
-impl RequestPermit {
-    /// Takes `bytes` more of the request buffer, or says (RESOURCE_EXHAUSTED's
-    /// [`EngineError::QueueFull`]) how much is in use of how much.
-    pub fn try_grow(&mut self, bytes: u64) -> Result<(), EngineError> {
-        let more = self.pool.try_take(bytes)?;
-        self.bytes += more.bytes;
-        std::mem::forget(more);
-        Ok(())
-    }
-
-    /// Bytes held.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    /// Gives every byte held back now (a message given up on before the permit is dropped).
-    pub fn release(&mut self) {
-        self.pool.in_use.fetch_sub(self.bytes, Ordering::SeqCst);
-        self.bytes = 0;
-    }
-}
-
-impl Drop for RequestPermit {
-    fn drop(&mut self) {
-        self.pool.in_use.fetch_sub(self.bytes, Ordering::SeqCst);
-    }
-}
 
 /// What changes while a job runs; behind [`Job::progress`].
 pub(crate) struct JobProgress {
@@ -330,10 +267,7 @@ impl Registry {
     pub(crate) fn new(slice: Reservation) -> Registry {
         Registry {
             jobs: Mutex::new(Jobs::default()),
-            requests: Arc::new(RequestPool {
-                slice: Mutex::new(Some(slice)),
-                in_use: AtomicU64::new(0),
-            }),
+            requests: Arc::new(RequestPool::new(slice)),
             next_seq: AtomicU64::new(1),
         }
     }
@@ -377,13 +311,14 @@ impl Registry {
             .ok_or_else(|| EngineError::NotFound(format!("job `{job_id}`")))
     }
 
-    /// Registers a job for `req`, unless it is a duplicate (see [`Registry::duplicate_of`]).
-    /// Too many unfinished jobs, or a payload that does not fit the request buffer:
-    /// `QueueFull`.
+    /// Registers a job for `req`, unless it is a duplicate (see [`Registry::duplicate_of`]),
+    /// its payload held by `arrival` (resized to it) or taken from the request buffer. Too
+    /// many unfinished jobs, or a payload that does not fit the request buffer: `QueueFull`.
     pub(crate) fn register(
         &self,
         req: RequestHead,
         new: NewJob,
+        arrival: Option<RequestPermit>,
     ) -> Result<Registered, EngineError> {
         let mut jobs = self.jobs.lock();
         // Re-check under the lock: two submits with one request id race here.
@@ -402,7 +337,15 @@ impl Registry {
             .iter()
             .filter(|j| j.priority >= req.priority && !j.started())
             .count() as u32;
-        let request = self.requests.try_take(req.payload_bytes)?;
+        // The bytes the message held while it arrived become the payload's (no other message
+        // can take them in between); without them, they are taken now.
+        let request = match arrival {
+            Some(mut permit) => {
+                permit.resize(req.payload_bytes)?;
+                permit
+            }
+            None => self.requests.try_take(req.payload_bytes)?,
+        };
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
         let job = Arc::new(Job {
             id: random_job_id(&jobs),
@@ -479,21 +422,19 @@ impl Registry {
 
     /// An empty permit on the request buffer, to grow as a message arrives.
     pub(crate) fn request_permit(&self) -> RequestPermit {
-        RequestPermit {
-            pool: self.requests.clone(),
-            bytes: 0,
-        }
+        RequestPermit::empty(self.requests.clone())
     }
 
     /// Bytes the request buffer's permits hold (unfinished jobs' payloads, messages being
     /// received).
     pub(crate) fn request_bytes_in_use(&self) -> u64 {
-        self.requests.in_use.load(Ordering::Relaxed)
+        self.requests.in_use()
     }
 
     /// Gives the request buffer back to the budget (shutdown).
     pub(crate) fn close_requests(&self) {
-        self.requests.slice.lock().take();
+        let slice = self.requests.take_slice();
+        drop(slice);
     }
 }
 

@@ -36,6 +36,7 @@ mod planner;
 mod prometheus;
 mod reaper;
 mod request;
+mod request_buffer;
 mod reuse;
 mod srs;
 mod status;
@@ -47,7 +48,6 @@ pub use cpu::{CpuPools, URGENT_THREAD_PREFIX};
 pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
 pub use estimate::{resident_bytes, WorkingSetEstimate};
-pub use jobs::RequestPermit;
 pub use latency::{
     KindLatency, PhaseLatency, BUCKETS as LATENCY_BUCKETS, PHASES as LATENCY_PHASES,
 };
@@ -59,6 +59,7 @@ pub use planner::{
     SynthesisContext, SynthesizeFn, VerifyFn,
 };
 pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
+pub use request_buffer::{RequestPermit, STREAM_WINDOW};
 pub use srs::{SrsEntryStatus, SrsTier};
 pub use status::{
     BusySource, DeviceStatus, EngineStatus, EvictOutcome, PartitionMemory, PreloadOutcome,

@@ -114,6 +114,13 @@ impl Daemon {
         };
         let router = tonic::transport::Server::builder()
             .max_concurrent_streams(opts.max_streams_per_connection)
+            // Flow control: a stream may have STREAM_WINDOW bytes unread (a message waiting
+            // for room in the request buffer: the buffer sets aside a window for each, see
+            // intake.rs), and the connection's window holds all of its streams' at once, so a
+            // waiting message never holds back one that has room.
+            .initial_stream_window_size(cuzk_core::STREAM_WINDOW)
+            .initial_connection_window_size(opts.connection_window_bytes())
+            .http2_adaptive_window(Some(false))
             .http2_keepalive_interval(Some(opts.keepalive_interval))
             .http2_keepalive_timeout(Some(opts.keepalive_timeout))
             .http2_max_header_list_size(opts.max_header_list_bytes)
@@ -123,6 +130,7 @@ impl Daemon {
             .layer(crate::intake::IntakeLayer::new(
                 engine.clone(),
                 opts.request_arrival_timeout,
+                opts.request_buffer_wait,
             ))
             .add_service(InterceptedService::new(svc, check));
         let limits = admission::Limits {

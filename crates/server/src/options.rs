@@ -60,6 +60,11 @@ pub struct ServeOptions {
     /// fails with DEADLINE_EXCEEDED and its buffered bytes are freed. Default 5 min (a
     /// 256 MiB message at 10 Mbit/s takes under 4).
     pub request_arrival_timeout: Duration,
+    /// How long a message that does not fit the request buffer now waits for room (no more
+    /// of it is read meanwhile; HTTP/2 flow control holds its sender) before it fails with
+    /// RESOURCE_EXHAUSTED. The wait does not count against `request_arrival_timeout`.
+    /// Default 10 min (at 32 GiB PoRep's ~18 s a proof, a queue of thirty drains in 9).
+    pub request_buffer_wait: Duration,
 }
 
 impl ServeOptions {
@@ -80,7 +85,16 @@ impl ServeOptions {
             keepalive_timeout: Duration::from_secs(20),
             max_header_list_bytes: 16 << 10,
             request_arrival_timeout: Duration::from_secs(300),
+            request_buffer_wait: Duration::from_secs(600),
         }
+    }
+
+    /// The HTTP/2 connection window: every stream's ([`cuzk_core::STREAM_WINDOW`]) at once
+    /// (at most HTTP/2's largest, 2^31 − 1), so streams whose messages wait for room in the
+    /// request buffer, unread, never exhaust the window of the others on their connection.
+    pub fn connection_window_bytes(&self) -> u32 {
+        (u64::from(cuzk_core::STREAM_WINDOW) * u64::from(self.max_streams_per_connection))
+            .min((1 << 31) - 1) as u32
     }
 
     /// Lowers `max_connections` to fit `open_files` (the process's open-file limit) less a
@@ -116,6 +130,7 @@ struct RawServer {
     keepalive_timeout: Option<String>,
     max_header_list_size: Option<String>,
     request_arrival_timeout: Option<String>,
+    request_buffer_wait: Option<String>,
 }
 
 /// A duration key of the `[server]` table ("10s", "5m").
@@ -155,7 +170,8 @@ impl ServeOptions {
     /// here, see [`AuthToken::from_file`]; `admin_rpcs = true`; `max_streams_per_connection =
     /// 1024`; `max_connections = 1024`; `handshake_timeout = "10s"`; `keepalive_interval =
     /// "30s"`; `keepalive_timeout = "20s"`; `max_header_list_size = "16KiB"`;
-    /// `request_arrival_timeout = "5m"`). Unknown keys are errors.
+    /// `request_arrival_timeout = "5m"`; `request_buffer_wait = "10m"`). Unknown keys are
+    /// errors.
     pub fn from_toml(table: toml::Value) -> Result<ServeOptions, ServerError> {
         let raw: RawServer = table.try_into().map_err(ServerError::ConfigTable)?;
         let mut serve = ServeOptions::default();
@@ -204,6 +220,9 @@ impl ServeOptions {
         }
         if let Some(d) = raw.request_arrival_timeout {
             serve.request_arrival_timeout = duration("request_arrival_timeout", &d)?;
+        }
+        if let Some(d) = raw.request_buffer_wait {
+            serve.request_buffer_wait = any_duration("request_buffer_wait", &d)?;
         }
         if let Some(m) = raw.max_header_list_size {
             serve.max_header_list_bytes = size("max_header_list_size", &m, 1024)?;
@@ -258,7 +277,8 @@ mod tests {
     fn abuse_bounds_are_read_checked_and_fitted_to_the_fd_limit() {
         let text = "max_connections = 5000\nhandshake_timeout = \"3s\"\n\
                     keepalive_interval = \"1m\"\nkeepalive_timeout = \"5s\"\n\
-                    max_header_list_size = \"8KiB\"\nrequest_arrival_timeout = \"90s\"";
+                    max_header_list_size = \"8KiB\"\nrequest_arrival_timeout = \"90s\"\n\
+                    request_buffer_wait = \"0s\"";
         let mut o = ServeOptions::from_toml(toml::from_str(text).unwrap()).unwrap();
         assert_eq!(o.max_connections, 5000);
         assert_eq!(o.handshake_timeout, Duration::from_secs(3));
@@ -266,6 +286,11 @@ mod tests {
         assert_eq!(o.keepalive_timeout, Duration::from_secs(5));
         assert_eq!(o.max_header_list_bytes, 8192);
         assert_eq!(o.request_arrival_timeout, Duration::from_secs(90));
+        assert_eq!(o.request_buffer_wait, Duration::ZERO);
+        assert_eq!(
+            o.connection_window_bytes(),
+            (64 << 10) * o.max_streams_per_connection
+        );
         assert_eq!(o.fit_to_fd_limit(1024), Some(5000));
         assert_eq!(o.max_connections, 1024 - FD_RESERVE as usize);
         assert_eq!(o.fit_to_fd_limit(65536), None);

@@ -124,12 +124,13 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<SubmitProofRequest>,
     ) -> Result<Response<SubmitProofResponse>, Status> {
+        let arrival = crate::intake::ArrivalPermit::take(&request);
         let req = request.into_inner();
         tracing::Span::current().record("request_id", req.request_id.as_str());
         let req = crate::convert::proof_request(req)?;
         let sub = self
             .engine
-            .submit_async(req)
+            .submit_async_with(req, arrival)
             .await
             .map_err(ApiError::from)?;
         tracing::info!(job = %sub.job_id, duplicate = sub.duplicate, "submitted");
@@ -162,6 +163,7 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<ProveRequest>,
     ) -> Result<Response<ProveResponse>, Status> {
+        let arrival = crate::intake::ArrivalPermit::take(&request);
         let submit = request
             .into_inner()
             .submit
@@ -170,7 +172,7 @@ impl ProvingEngine for ProvingService {
         let req = crate::convert::proof_request(submit)?;
         let sub = self
             .engine
-            .submit_async(req)
+            .submit_async_with(req, arrival)
             .await
             .map_err(ApiError::from)?;
         // Only the caller that created the job may cancel it on disconnect; a duplicate

@@ -204,3 +204,121 @@ async fn streams_per_connection_are_bounded() {
     assert_eq!(send.current_max_send_streams(), 3);
     d.stop().await;
 }
+
+/// Issue 29: a message that does not fit the request buffer now waits for room instead of
+/// being refused (its sender held back, nothing more read), and its bytes become its job's
+/// payload; it is refused only after `server.request_buffer_wait`, or at once when it could
+/// never fit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_waits_for_room_in_the_request_buffer_instead_of_being_refused() {
+    // A: 400 KB held as its payload for as long as its job runs (an SRS of 2^15 constraints
+    // made, then the proof); B: 400 KB, 800 KB while it arrives, so in a 1.25 MiB buffer
+    // (1.09 MiB for messages, an eighth set aside for waiting ones' windows) it fits only
+    // once A is done.
+    let spec = "synthetic:constraints=32768";
+    let padded = |id: &str| {
+        let mut r = synthetic(spec, id);
+        r.vanilla_proof.resize(400_000, b' ');
+        r
+    };
+    for wait in [Duration::from_secs(120), Duration::from_millis(300)] {
+        let d = common::start(Transport::Unix, |c, s| {
+            c.request_buffer_bytes = 1_310_720;
+            s.request_buffer_wait = wait;
+        })
+        .await;
+        let mut c = d.client.clone();
+        let a = c
+            .submit_proof(padded("a"))
+            .await
+            .expect("A")
+            .into_inner()
+            .job_id;
+        let t0 = std::time::Instant::now();
+        let b = c.submit_proof(padded("b")).await;
+        let waited = t0.elapsed();
+        let a_done = c
+            .await_proof(AwaitProofRequest {
+                job_id: a.clone(),
+                timeout_ms: 1,
+            })
+            .await
+            .expect("await A")
+            .into_inner()
+            .status;
+        let in_use = d.engine().status().request_bytes_in_use;
+        if wait > Duration::from_secs(1) {
+            let b = b
+                .expect("B waits for room, then is queued")
+                .into_inner()
+                .job_id;
+            assert_eq!(
+                a_done,
+                common::completed(),
+                "B got room only once A was done"
+            );
+            assert!(waited > Duration::from_millis(200), "{waited:?}");
+            // B's payload holds its bytes now, not twice them.
+            assert!(in_use <= 400_000 + 4096, "{in_use}");
+            let done = c
+                .await_proof(AwaitProofRequest {
+                    job_id: b,
+                    timeout_ms: 120_000,
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            assert_eq!(done.status, common::completed(), "{}", done.error_message);
+        } else {
+            let e = b.expect_err("no room within 300 ms");
+            assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
+            assert!(e.message().contains("waited 300ms"), "{}", e.message());
+            assert!(waited < Duration::from_secs(5), "{waited:?}");
+        }
+        assert!(
+            common::eventually(Duration::from_secs(120), || async {
+                d.engine().status().request_bytes_in_use == 0
+            })
+            .await,
+            "the request buffer's bytes were not all given back"
+        );
+        d.stop().await;
+    }
+}
+
+/// Issue 29: many messages larger than the request buffer's free room, sent at once on one
+/// HTTP/2 connection (as a client's channel does). The ones waiting for room must not hold
+/// back the ones that have it: their unread bytes may not fill the connection's flow-control
+/// window. Every message arrives and is proved, none refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_messages_do_not_stall_the_connection_they_share() {
+    let d = common::start(Transport::Unix, |c, _| c.request_buffer_bytes = 16 << 20).await;
+    let n = 12;
+    let mut calls = Vec::new();
+    for i in 0..n {
+        let mut c = d.client.clone();
+        let mut r = synthetic("synthetic:constraints=256", &format!("m{i}"));
+        // 1.5 MB: 3 MB while it arrives, so four arrive at a time and the rest wait, and the
+        // jobs' payloads (18 MB in all) do not fit at once either.
+        r.vanilla_proof.resize(1_500_000, b' ');
+        calls.push(tokio::spawn(async move {
+            let job = c.submit_proof(r).await?.into_inner().job_id;
+            c.await_proof(AwaitProofRequest {
+                job_id: job,
+                timeout_ms: 60_000,
+            })
+            .await
+            .map(|r| r.into_inner().status)
+        }));
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
+    for (i, call) in calls.into_iter().enumerate() {
+        let status = tokio::time::timeout_at(deadline, call)
+            .await
+            .expect("the messages stalled: waiting ones held the connection's window")
+            .unwrap()
+            .unwrap_or_else(|e| panic!("message {i}: {e}"));
+        assert_eq!(status, common::completed(), "message {i}");
+    }
+    d.stop().await;
+}

@@ -35,7 +35,7 @@ fn the_default_request_buffer_holds_thirty_32g_porep_requests_arriving() {
         "{}",
         c.request_buffer_bytes
     );
-    assert!(c.request_buffer_bytes <= c.budget_bytes / 32);
+    assert!(c.request_buffer_bytes <= c.budget_bytes / 8);
     // A 64 GiB cgroup still takes the seeds' load once arrived (one copy each).
     let cg64 = MachineLimits {
         cgroup_limit: Some(64 * GIB),
@@ -79,11 +79,11 @@ fn toml_overrides_and_defaults() {
     )
     .unwrap();
     assert_eq!(c.budget_bytes, 3 * GIB);
-    assert_eq!(c.request_buffer_bytes, 3 * GIB / 32);
+    assert_eq!(c.request_buffer_bytes, 3 * GIB / 8);
     assert_eq!(c.prover_workers_per_device, 3);
     let mut small = c.clone();
     small.set_budget(64 << 20);
-    assert_eq!(small.request_buffer_bytes, 2 << 20);
+    assert_eq!(small.request_buffer_bytes, 8 << 20);
     assert!(small.validate().is_ok());
     assert_eq!(c.channel_capacity, 3);
     assert_eq!(c.result_retention, Duration::from_secs(300));
