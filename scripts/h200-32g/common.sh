@@ -58,3 +58,11 @@ gen_porep32() {
   echo "== porep-32g parameters ($(( $(date +%s) - T0 )) s in)"
   ( time timeout 300 $D/cuzk gen timing-params --circuit porep-32g --out /tmp/p32 ) > $OUT/gen-porep.log 2>&1; echo "rc=$? at $(( $(date +%s) - T0 )) s"
 }
+# prep_32g: the machine's facts, gpu_vs_cpu and device_abc unless $NO_TESTS, TIMING-ONLY
+# porep-32g parameters (gen_porep32) and shape-true 32 GiB requests into /tmp/t32.
+prep_32g() {
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2
+  [ -z "${NO_TESTS:-}" ] && gpu_tests
+  gen_porep32
+  timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
+}

@@ -16,10 +16,7 @@ set -uo pipefail
 T0=$(date +%s)
 case "${1:-}" in
 prep)
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2
-  [ -z "${NO_TESTS:-}" ] && gpu_tests
-  gen_porep32
-  timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
+  prep_32g
   start_daemon porep-32g 0
   ;;
 restart)

@@ -16,11 +16,8 @@ T0=$(date +%s)
 CG=/sys/fs/cgroup/cuzk-${CGROUP_MAX:-32G}
 case "${1:-}" in
 prep)
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2
-  [ -z "${NO_TESTS:-}" ] && gpu_tests
-  gen_porep32
+  prep_32g
   ls -l /tmp/p32
-  timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
   mkdir -p $CG
   echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
   echo ${CGROUP_MAX:-32G} > $CG/memory.max; echo "memory.max $(cat $CG/memory.max)"

@@ -242,6 +242,31 @@ fn real_2k_filecoin_kinds_device_abc_equal_cpu_and_verify() {
     }
 }
 
+/// A proof of `circuit` with a/b/c made on the device from `compiled`'s VRAM copy: the CPU's
+/// proof from `reference`'s host matrices, bit for bit, and it verifies.
+fn deferred_equals_cpu(
+    gpu: &CudaProver,
+    srs: &cuzk_groth16::Srs,
+    compiled: &Arc<CompiledCircuit>,
+    reference: &CompiledCircuit,
+    circuit: cuzk_groth16::synthetic::SyntheticCircuit,
+    rng: &mut ChaCha8Rng,
+) {
+    let witness = Recorder::synthesize(circuit, RecorderMode::WitnessOnly).expect("witness");
+    let public = witness.inputs[1..].to_vec();
+    let (r, s) = random_blinding(rng);
+    let cpu = CpuProver::new()
+        .prove(srs, reference.evaluate(witness.clone()).unwrap(), r, s)
+        .unwrap();
+    let (p, t) = gpu
+        .start_timed(srs, compiled.defer(witness).expect("defer"), r, s)
+        .expect("gpu");
+    assert!(t.abc_ms > 0.0);
+    let p = gpu.finish(srs, p).unwrap();
+    assert_eq!(p.to_bytes(), cpu.to_bytes());
+    assert!(verify_proof(&PreparedVerifyingKey::from(srs.vk()), &p, &public).unwrap());
+}
+
 #[test]
 fn released_host_matrices_prove_from_the_pinned_vram_copy() {
     let _s = serial();
@@ -264,19 +289,7 @@ fn released_host_matrices_prove_from_the_pinned_vram_copy() {
     // Pinned: trimming frees idle contexts and copies, not these.
     gpu.trim();
     assert_eq!(gpu.vram_status().resident_matrices, 1);
-    let witness = Recorder::synthesize(sp.circuit(), RecorderMode::WitnessOnly).expect("witness");
-    let public = witness.inputs[1..].to_vec();
-    let (r, s) = random_blinding(&mut rng);
-    let cpu = CpuProver::new()
-        .prove(&srs, reference.evaluate(witness.clone()).unwrap(), r, s)
-        .unwrap();
-    let deferred = compiled.defer(witness).expect("defer");
-    let (p, t) = gpu.start_timed(&srs, deferred, r, s).expect("gpu");
-    assert!(t.abc_ms > 0.0);
-    let p = gpu.finish(&srs, p).unwrap();
-    assert_eq!(p.to_bytes(), cpu.to_bytes());
-    let pvk = PreparedVerifyingKey::from(srs.vk());
-    assert!(verify_proof(&pvk, &p, &public).unwrap());
+    deferred_equals_cpu(&gpu, &srs, &compiled, &reference, sp.circuit(), &mut rng);
     drop(compiled);
     assert_eq!(
         gpu.vram_status().resident_matrices,
@@ -318,19 +331,7 @@ fn matrices_streamed_from_their_file_prove_as_the_cpu_does() {
     assert!(opened.matrices_in_file(), "never read into host memory");
     assert_eq!(gpu.vram_status().resident_matrices, 1);
     let opened = Arc::new(opened);
-    let witness = Recorder::synthesize(sp.circuit(), RecorderMode::WitnessOnly).expect("witness");
-    let public = witness.inputs[1..].to_vec();
-    let (r, s) = random_blinding(&mut rng);
-    let cpu = CpuProver::new()
-        .prove(&srs, reference.evaluate(witness.clone()).unwrap(), r, s)
-        .unwrap();
-    let (p, t) = gpu
-        .start_timed(&srs, opened.defer(witness).expect("defer"), r, s)
-        .expect("gpu");
-    assert!(t.abc_ms > 0.0);
-    let p = gpu.finish(&srs, p).unwrap();
-    assert_eq!(p.to_bytes(), cpu.to_bytes());
-    assert!(verify_proof(&PreparedVerifyingKey::from(srs.vk()), &p, &public).unwrap());
+    deferred_equals_cpu(&gpu, &srs, &opened, &reference, sp.circuit(), &mut rng);
     drop(opened);
     assert_eq!(gpu.vram_status().resident_matrices, 0);
 }
