@@ -128,11 +128,12 @@ pub fn open_or_compile(
     Ok((compiled, Source::Compiled { refused, stored }))
 }
 
-/// Whether `cache_dir` holds a circuit file for `id` and `params` that opens (right key and
-/// format, its length as its header says): [`open_or_compile`] would not compile.
+/// Whether `cache_dir` holds a circuit file for `id` and `params` that opens as far as its
+/// header says (right key and format, its length as its header says: a few hundred bytes
+/// read): [`open_or_compile`] would not compile.
 pub fn is_cached(id: CircuitId, params: &std::path::Path, cache_dir: &std::path::Path) -> bool {
     cache_key(id, params)
-        .is_ok_and(|key| CompiledCircuit::open_file(&cache_path(id, cache_dir), &key).is_ok())
+        .is_ok_and(|key| CompiledCircuit::probe_file(&cache_path(id, cache_dir), &key).is_ok())
 }
 
 /// Compiles circuit `id` again after its cached file turned out `refused` (its digest did not

@@ -262,6 +262,21 @@ impl CompiledCircuit {
     /// checked against the digest as they pass. A missing, stale or short file, or a damaged
     /// header, table or densities (found when the matrices pass), is an error saying which.
     pub fn open_file(path: &Path, key: &str) -> Result<CompiledCircuit, CircuitFileError> {
+        Self::open_inner(path, key, false)?.ok_or(CircuitFileError::Released)
+    }
+
+    /// Whether [`CompiledCircuit::open_file`] would open `path` as far as its header says
+    /// (format, key, length): a few hundred bytes read, for sizing a load before it is made.
+    pub fn probe_file(path: &Path, key: &str) -> Result<(), CircuitFileError> {
+        Self::open_inner(path, key, true).map(|_| ())
+    }
+
+    /// [`CompiledCircuit::open_file`]; `probe`: stop after the header's checks (`None`).
+    fn open_inner(
+        path: &Path,
+        key: &str,
+        probe: bool,
+    ) -> Result<Option<CompiledCircuit>, CircuitFileError> {
         let io_err = |source: io::Error| CircuitFileError::Io {
             path: path.to_path_buf(),
             source,
@@ -358,6 +373,9 @@ impl CompiledCircuit {
         if expected != len {
             return Err(corrupt(format!("{len} bytes, its header says {expected}")));
         }
+        if probe {
+            return Ok(None);
+        }
         let mut coeff_bytes = vec![0u8; 32 * ncoeffs as usize];
         read_at(&mut coeff_bytes, coeffs_at)?;
         let mut density_raw = vec![0u8; densities_len as usize];
@@ -395,13 +413,13 @@ impl CompiledCircuit {
             sizes,
             stored,
         };
-        Ok(CompiledCircuit::in_file(
+        Ok(Some(CompiledCircuit::in_file(
             origin,
             coeffs,
             (constraints as usize, inputs as usize, aux as usize),
             [sizes[1] as usize, sizes[4] as usize, sizes[7] as usize],
             [a_aux, b_input, b_aux],
-        ))
+        )))
     }
 }
 

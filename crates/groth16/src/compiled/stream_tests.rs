@@ -121,10 +121,20 @@ fn a_changed_byte_in_the_matrices_stops_their_stream_as_corrupt() {
         );
         assert!(opened.matrices_in_file(), "unchanged after the failed read");
     }
-    // Truncated: refused at opening.
+    // Truncated: refused at opening, and by a probe of its header; intact, the probe says yes.
+    std::fs::write(&path, &good).unwrap();
+    assert!(CompiledCircuit::probe_file(&path, "k").is_ok());
+    assert!(matches!(
+        CompiledCircuit::probe_file(&path, "other"),
+        Err(CircuitFileError::Stale { .. })
+    ));
     std::fs::write(&path, &good[..good.len() - 1]).unwrap();
     assert!(matches!(
         CompiledCircuit::open_file(&path, "k"),
+        Err(CircuitFileError::Corrupt { .. })
+    ));
+    assert!(matches!(
+        CompiledCircuit::probe_file(&path, "k"),
         Err(CircuitFileError::Corrupt { .. })
     ));
     let mut released = compile(Parts {
