@@ -58,8 +58,10 @@ impl SrsCache {
         if done || !in_file {
             return Ok((srs, Some(prepared)));
         }
+        // The reservation holds the SRS's host copy (if any) beside the prepared data's part.
         let host = self.inner.planner.prepare_hints(circuit_id).host;
-        let more = host.saturating_sub(reservation.bytes());
+        let have = reservation.bytes().saturating_sub(srs.size_bytes());
+        let more = host.saturating_sub(have);
         let extra = self.acquire_for(circuit_id, more, priority).await?;
         if let Err(extra) = reservation.merge(extra) {
             crate::reaper::free(extra);
