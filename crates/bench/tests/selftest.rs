@@ -23,7 +23,7 @@ async fn selftest_proves_synthetic_sectors_and_filecoin_proofs_says_valid() {
     cuzk_filecoin::params::set_cache_dir(&params);
     shared_2k(tmp).expect("the 2 KiB test data");
     let mut config = Config::default_for_machine();
-    config.budget_bytes = 2 << 30;
+    config.set_budget(2 << 30);
     config.params_dir = params.clone();
     let engine = Engine::new(
         config,
