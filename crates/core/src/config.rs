@@ -146,8 +146,8 @@ pub struct Config {
     /// on its 16 cores instead of 44 s recorded in full (bench/RESULTS.md). Default true.
     pub compile_window_post: bool,
     /// Keep each circuit's compiled matrices on disk (`cuzk_filecoin::compiled::
-    /// load_or_compile`), so a start or a reload reads them instead of compiling the blank
-    /// circuit (porep-32g: ~2 min on one core). A stale, short or damaged file is compiled
+    /// open_or_compile`), so a start or a reload opens them (and streams them to the devices)
+    /// instead of compiling the blank circuit (porep-32g: ~2 min on one core). A stale, short or damaged file is compiled
     /// again with one log line, never used; a directory that cannot be written costs only the
     /// next load's compile. Default true.
     pub compiled_cache: bool,

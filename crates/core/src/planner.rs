@@ -120,9 +120,6 @@ impl fmt::Debug for JobPlan {
 /// Host bytes a circuit's prepared data holds ([`Planner::prepare_hints`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PrepareHints {
-    /// While it is prepared and handed to the backends: the peak the SRS load reserves
-    /// (a compile's, or a cached circuit's header and the windows its matrices pass in).
-    pub load: u64,
     /// Once the backends hold what they can of it (compiled matrices resident in VRAM):
     /// what stays on the host beside the SRS.
     pub held: u64,
@@ -172,15 +169,24 @@ pub trait Planner: Send + Sync {
         Ok(None)
     }
 
-    /// Host bytes [`Planner::prepare`]'s data holds for a circuit id, at each stage (an
-    /// estimate is fine: the SRS reservation is corrected to the real figure). Default:
+    /// Host bytes [`Planner::prepare`]'s data holds for a circuit id once loaded (an estimate
+    /// is fine: the SRS reservation is corrected to the real figure), from the circuit's
+    /// shape alone: admission asks for every partition of a circuit not loaded. Default:
     /// nothing is prepared.
     fn prepare_hints(&self, _circuit_id: &str) -> PrepareHints {
         PrepareHints::default()
     }
 
+    /// Host bytes [`Planner::prepare`] holds at its peak while the SRS loads and its data is
+    /// handed to the backends, which the load reserves (it may look at files: a cached
+    /// circuit's header, and the windows its matrices pass in, instead of a compile's). The
+    /// default: [`PrepareHints::host`].
+    fn prepare_load_hint(&self, circuit_id: &str) -> u64 {
+        self.prepare_hints(circuit_id).host
+    }
+
     /// Derives per-circuit data once, beside the load of the SRS of `circuit_id` (a blocking
-    /// thread, under the load's reservation: [`PrepareHints::load`]). `Ok(None)`: nothing to
+    /// thread, under the load's reservation: [`Planner::prepare_load_hint`]). `Ok(None)`: nothing to
     /// prepare (the default). An error is logged and synthesis goes on without prepared
     /// data. What it leaves in a file (a cached circuit's matrices) is either handed to the
     /// backends by them, or read in by [`Planner::settle_on_host`].

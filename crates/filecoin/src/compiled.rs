@@ -84,9 +84,26 @@ pub fn load_or_compile(
     cache_dir: &std::path::Path,
 ) -> Result<(CompiledCircuit, Source)> {
     let (mut c, source) = open_or_compile(id, params, cache_dir)?;
+    let again = load_or_compile_again(&mut c, id, params, cache_dir)?;
+    Ok((c, again.unwrap_or(source)))
+}
+
+/// Reads the matrices of `c` (circuit `id`, opened from `cache_dir` by [`open_or_compile`])
+/// into host memory; when its file fails the check on the way, `c` is compiled again and the
+/// file rewritten ([`compile_again`]), and the compile's source is returned.
+pub fn load_or_compile_again(
+    c: &mut CompiledCircuit,
+    id: CircuitId,
+    params: &std::path::Path,
+    cache_dir: &std::path::Path,
+) -> Result<Option<Source>> {
     match c.load_host_matrices() {
-        Ok(_) => Ok((c, source)),
-        Err(e) => compile_again(id, params, cache_dir, e.to_string()),
+        Ok(_) => Ok(None),
+        Err(e) => {
+            let (again, source) = compile_again(id, params, cache_dir, e.to_string())?;
+            *c = again;
+            Ok(Some(source))
+        }
     }
 }
 

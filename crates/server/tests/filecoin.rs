@@ -7,8 +7,8 @@
 //! directory `cuzk-filecoin`'s tests use: generated once per target dir, under a file lock.
 mod common;
 
-use common::fc::{dir, request, start_filecoin, start_filecoin_with};
-use common::{completed, status_name};
+use common::completed;
+use common::fc::{dir, prove_verified, request, start_filecoin, start_filecoin_with};
 use cuzk_groth16::{
     CpuProver, Pending, Proof, ProveError, ProverBackend, Scalar, Srs, Synthesized,
 };
@@ -26,25 +26,9 @@ async fn prove_and_verify(kind: &str) {
 async fn prove_and_verify_on(kind: &str, d: common::TestDaemon) {
     dir();
     let (req, wire) = request(kind);
-    let mut c = d.client.clone();
-    let r = c
-        .prove(ProveRequest { submit: Some(wire) })
-        .await
-        .unwrap_or_else(|e| panic!("{kind}: Prove failed: {e}"))
-        .into_inner()
-        .result
-        .expect("a result");
-    assert_eq!(
-        r.status,
-        completed(),
-        "{kind}: {} {}",
-        status_name(r.status),
-        r.error_message
-    );
+    let proof = prove_verified(&d, wire, &req, kind).await;
     let plan = cuzk_filecoin::plan(&req).expect("plan");
-    plan.verify(&r.proof)
-        .unwrap_or_else(|e| panic!("{kind}: proof does not verify: {e}"));
-    let mut bad = r.proof.clone();
+    let mut bad = proof;
     let last = bad.len() - 1;
     bad[last] ^= 1;
     assert!(

@@ -261,9 +261,7 @@ impl Planner for FilecoinPlanner {
     /// The compiled matrices: 8 bytes a term, ~6 terms a constraint in PoRep and SnapDeals
     /// (porep: 5.55, snap: 5.49), ~10 in the Poseidon-heavy PoSt circuits (winning-2k:
     /// 9.5), row starts, and the densities (`host`). Without them (resident in VRAM), the
-    /// densities and the coefficient table stay (`held`). A load compiles (`host`), or opens
-    /// the cached file (its densities read beside what is kept) and streams its matrices a
-    /// few windows at a time.
+    /// densities and the coefficient table stay (`held`).
     fn prepare_hints(&self, circuit_id: &str) -> PrepareHints {
         let Ok(id) = circuit_id.parse::<CircuitId>() else {
             return PrepareHints::default();
@@ -279,18 +277,26 @@ impl Planner for FilecoinPlanner {
             _ => 10,
         };
         let densities = (2 * a + i).div_ceil(8);
-        let held = densities + (1 << 20);
-        let host = c * (terms * 8 + 3 * 4) + densities;
-        let cached = self.compiled_cache.as_deref().is_some_and(|dir| {
-            self.params_path(circuit_id)
-                .is_ok_and(|params| cuzk_filecoin::compiled::is_cached(id, &params, dir))
+        PrepareHints {
+            held: densities + (1 << 20),
+            host: c * (terms * 8 + 3 * 4) + densities,
+        }
+    }
+
+    /// A load compiles (`host`), or opens the cached file (its densities read beside what is
+    /// kept) and streams its matrices a few windows at a time.
+    fn prepare_load_hint(&self, circuit_id: &str) -> u64 {
+        let PrepareHints { held, host } = self.prepare_hints(circuit_id);
+        let cached = circuit_id.parse::<CircuitId>().is_ok_and(|id| {
+            self.compiled_cache.as_deref().is_some_and(|dir| {
+                self.params_path(circuit_id)
+                    .is_ok_and(|params| cuzk_filecoin::compiled::is_cached(id, &params, dir))
+            })
         });
-        let load = if cached {
-            2 * held + CompiledCircuit::STREAM_HOST_BYTES.min(host)
-        } else {
-            host
-        };
-        PrepareHints { load, held, host }
+        match cached {
+            true => 2 * held + CompiledCircuit::STREAM_HOST_BYTES.min(host),
+            false => host,
+        }
     }
 
     /// Beside the compiled-circuit cache, when there is one.
@@ -346,26 +352,21 @@ impl Planner for FilecoinPlanner {
         if !c.matrices_in_file() {
             return Ok(());
         }
+        // Only a planner with a cache opens circuits from files.
+        let (Ok(id), Some(dir)) = (circuit_id.parse::<CircuitId>(), &self.compiled_cache) else {
+            return Err(EngineError::UnknownCircuit(circuit_id.to_string()));
+        };
         let t0 = std::time::Instant::now();
-        let read = c.load_host_matrices();
-        if let Err(e) = read {
-            let (Ok(id), Some(dir)) = (circuit_id.parse::<CircuitId>(), &self.compiled_cache)
-            else {
-                return Err(EngineError::Srs {
+        let params = self.params_path(circuit_id)?;
+        let again =
+            cuzk_filecoin::compiled::load_or_compile_again(c, id, &params, dir).map_err(|e| {
+                EngineError::Srs {
                     circuit_id: circuit_id.to_string(),
-                    message: format!("reading the compiled circuit: {e}"),
-                });
-            };
-            let params = self.params_path(circuit_id)?;
-            let (again, source) =
-                cuzk_filecoin::compiled::compile_again(id, &params, dir, e.to_string()).map_err(
-                    |e| EngineError::Srs {
-                        circuit_id: circuit_id.to_string(),
-                        message: format!("compiling the circuit: {e}"),
-                    },
-                )?;
-            log_source(circuit_id, dir, &source);
-            *c = again;
+                    message: format!("compiling the circuit: {e}"),
+                }
+            })?;
+        if let Some(source) = &again {
+            log_source(circuit_id, dir, source);
         }
         prepared.bytes = c.heap_bytes() as u64;
         tracing::info!(circuit = %circuit_id, bytes = prepared.bytes, ms = t0.elapsed().as_millis() as u64, "compiled matrices in host memory");
@@ -482,18 +483,20 @@ mod tests {
         assert!(!cache.join("winning-2k.compiled").exists());
         std::fs::write(p.params_path("winning-2k").unwrap(), vec![1u8; 4096]).unwrap();
         let cold = p.prepare_hints("winning-2k");
-        assert_eq!(cold.load, cold.host, "no cache yet: a compile");
+        let cold_load = p.prepare_load_hint("winning-2k");
+        assert_eq!(cold_load, cold.host, "no cache yet: a compile");
         let first = p.prepare("winning-2k").unwrap().expect("compiled");
         assert!(cache.join("winning-2k.compiled").is_file());
         let warm = p.prepare_hints("winning-2k");
+        let warm_load = p.prepare_load_hint("winning-2k");
         // Opened, not compiled: its header beside a few stream windows (at 32 GiB 0.3 GB
         // against the compile's 7.4 GB; here the windows are the whole small file).
         assert!(
-            warm.held < warm.load && warm.held < cold.load,
-            "{warm:?} {cold:?}"
+            warm.held < warm_load && warm.held < cold_load,
+            "{warm:?} {warm_load} {cold:?} {cold_load}"
         );
         assert_eq!(
-            warm.load,
+            warm_load,
             2 * warm.held + cold.host.min(CompiledCircuit::STREAM_HOST_BYTES)
         );
         let mut again = p.prepare("winning-2k").unwrap().expect("opened");

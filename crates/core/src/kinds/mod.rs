@@ -92,6 +92,11 @@ impl Planner for Router {
             .map_or(PrepareHints::default(), |p| p.prepare_hints(circuit_id))
     }
 
+    fn prepare_load_hint(&self, circuit_id: &str) -> u64 {
+        self.for_id(circuit_id)
+            .map_or(0, |p| p.prepare_load_hint(circuit_id))
+    }
+
     fn prepare(&self, circuit_id: &str) -> Result<Option<Prepared>, EngineError> {
         self.for_id(circuit_id)?.prepare(circuit_id)
     }

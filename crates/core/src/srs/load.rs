@@ -40,7 +40,7 @@ impl SrsCache {
             Some(h) => h.stream_host_bytes(&crate::params::read_options()),
             None => file_bytes,
         };
-        let size = loading + self.inner.planner.prepare_hints(circuit_id).load;
+        let size = loading + self.inner.planner.prepare_load_hint(circuit_id);
         let mut reservation = self.acquire_for(circuit_id, size, priority).await?;
         let planner = self.inner.planner.clone();
         let cpu = self.inner.cpu.clone();

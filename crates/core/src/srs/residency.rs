@@ -42,10 +42,10 @@ impl SrsCache {
             true => self.inner.make_matrices_resident.get().cloned(),
             false => None,
         };
-        let id = circuit_id.to_string();
+        let (id, first) = (circuit_id.to_string(), f.clone());
         let (srs, prepared, done) = blocking(move || {
             let mut p = prepared;
-            let done = f
+            let done = first
                 .as_ref()
                 .is_some_and(|f| hand_to_backends(f, &id, &srs, &mut p));
             (srs, p, done)
@@ -67,10 +67,6 @@ impl SrsCache {
             crate::reaper::free(extra);
             return Err(EngineError::Internal("SRS reservation merge".into()));
         }
-        let f = match points_resident {
-            true => self.inner.make_matrices_resident.get().cloned(),
-            false => None,
-        };
         let (planner, id) = (self.inner.planner.clone(), circuit_id.to_string());
         blocking(move || {
             let mut p = prepared;
