@@ -8,9 +8,14 @@
 # `w.sh warm`: the warm start timed (start to porep-32g loaded, the matrices streamed from the
 #   cache into VRAM; start to the first 32 GiB proof completed), its VmHWM; PoRep C2 c=2 j=4
 #   without a cgroup (the reference), then the same inside a cgroup v2 with memory.max 8G
-#   (budget derived from it): s/proof of each, memory.peak, memory.events, VmHWM.
+#   (budget derived from it): s/proof of each, memory.peak, memory.events, VmHWM. First, what
+#   the page cache gives: the parameter file read once with dd (one thread, 64 MiB blocks).
 # `w.sh big`: inside the 8G cgroup, c=30 j=30 until $DEADLINE (240) s; then inside a 4G
-#   cgroup, c=2 j=4.
+#   cgroup, c=2 j=4; then, where the kernel lets it drop the page cache, a start from the disk.
+# `w.sh all` (a fresh machine, for when calls are few): prep without the tests; then, inside
+#   the 8G cgroup, the warm start timed to loaded and to the first proof, and c=30 j=30 until
+#   $DEADLINE (150) s; then inside a 4G cgroup c=2 j=4. Run it with setsid (it outlives a call:
+#   `setsid nohup bash scripts/h200-32g/w.sh all > /tmp/all.log 2>&1 &`) and poll the log.
 # Everything is TIMING-ONLY: the proofs do not verify.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -49,6 +54,8 @@ prep)
   save; stop_daemon
   ;;
 warm)
+  PF=$(ls -S /tmp/p32/*.params | head -1)
+  echo "== the page cache: $PF read by dd: $(dd if=$PF of=/dev/null bs=64M 2>&1 | tail -1)"
   echo "== warm start, no cgroup"
   timed_start warm
   batch wfirst 1 1 120
@@ -76,8 +83,35 @@ big)
   echo "== c=2 j=4 inside 4G ($(( $(date +%s) - T0 )) s in)"
   batch w4 2 4 200; vmhwm; cg_report $CG
   echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w4.log)"
+  stop_daemon
+  if sync && echo 3 > /proc/sys/vm/drop_caches; then
+    echo "== page cache dropped: a start from the disk ($(( $(date +%s) - T0 )) s in)"
+    timed_start disk
+    stop_daemon
+  else
+    echo "== the page cache cannot be dropped here: no start from the disk"
+  fi
+  save
+  ;;
+all)
+  NO_TESTS=1 bash "$0" prep
+  CG=$(cgroup 8G)
+  echo "== warm start inside $CG ($(( $(date +%s) - T0 )) s in)"
+  DAEMON_CGROUP=$CG timed_start warm-8g
+  batch wfirst 1 1 120
+  echo "warm-8g: start to the first 32 GiB proof completed: $(since $START) s"
+  echo "== c=30 j=30 inside 8G, deadline ${DEADLINE:-150} s ($(( $(date +%s) - T0 )) s in)"
+  sampled_batch w30 30 30 ${DEADLINE:-150} "echo cg \$(cat $CG/memory.current)"
+  echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w30.log)"
+  vmhwm; cg_report $CG
+  save; stop_daemon
+  CG=$(cgroup 4G)
+  DAEMON_CGROUP=$CG timed_start warm-4g
+  echo "== c=2 j=4 inside 4G ($(( $(date +%s) - T0 )) s in)"
+  batch w4 2 4 200; vmhwm; cg_report $CG
+  echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w4.log)"
   save; stop_daemon
   ;;
-*) echo "usage: w.sh prep|warm|big" >&2; exit 2 ;;
+*) echo "usage: w.sh prep|warm|big|all" >&2; exit 2 ;;
 esac
 echo "== phase W ${1:-} done at $(( $(date +%s) - T0 )) s"

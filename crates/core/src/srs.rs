@@ -165,7 +165,8 @@ struct Inner {
     make_matrices_resident: OnceLock<MakeMatricesResident>,
     /// Set when an SRS with a parameter file should stream into the backends' memory
     /// instead of being read into the host's.
-    stream_resident: OnceLock<StreamResident>,
+    /// With the number of backends it streams into (each holds windows of its own).
+    stream_resident: OnceLock<(StreamResident, usize)>,
     /// Loads for urgent work run on the urgent CPU pools.
     cpu: Arc<CpuPools>,
     /// How long an idle entry is kept against the backlog ([`SrsCache::reclaim`]).

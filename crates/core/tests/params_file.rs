@@ -480,15 +480,17 @@ async fn an_srs_streams_from_its_file_into_the_backends_without_a_host_copy() {
             .unwrap()
             .1
     };
-    // One window of the largest section, as bytes and as points: all the load holds.
+    // The windows read ahead and the one backend's own, each the largest section's bytes
+    // (the default window, 32 MiB, is larger than any section here, so at this size that is
+    // more than the file; for porep-32g it is 160 MiB of a 47 GB file): all the load holds.
     let c = srs.counts();
-    let window = 2
-        * 96
+    let largest = 96
         * [c.h, c.l, c.a, c.b_g1, 2 * c.b_g2]
             .into_iter()
             .max()
             .unwrap() as u64;
-    assert!(window < file, "window {window}, file {file}");
+    use cuzk_groth16::params::{WIRE_READ_WINDOWS, WIRE_UPLOAD_WINDOWS};
+    let window = (WIRE_READ_WINDOWS + WIRE_UPLOAD_WINDOWS) * largest;
 
     let own = Arc::new(OwnCopy::default());
     let e = Engine::new(config(budget), vec![own.clone()], planner(true)).unwrap();
@@ -511,7 +513,7 @@ async fn an_srs_streams_from_its_file_into_the_backends_without_a_host_copy() {
     assert!(s.srs[0].host_released);
     assert_eq!(s.srs[0].size_bytes, vk);
     assert_eq!(s.srs[0].device_bytes, vec![srs.size_bytes()]);
-    // The load reserved one window, never the file's points.
+    // The load reserved its windows, never the file's points.
     assert_eq!(srs_peak(&e), window);
     e.shutdown(Duration::from_secs(5)).await;
     assert_eq!(e.budget().reserved(), 0);
@@ -543,8 +545,9 @@ async fn an_srs_streams_from_its_file_into_the_backends_without_a_host_copy() {
     let s = e.status();
     assert!(!s.srs[0].host_released);
     assert_eq!(s.srs[0].size_bytes, srs.size_bytes());
-    // A window to stream, then grown to the file's size (as a load read whole reserves).
-    assert_eq!(srs_peak(&e), file);
+    // The windows to stream, then grown to the file's size (as a load read whole reserves)
+    // where that is more.
+    assert_eq!(srs_peak(&e), window.max(file));
     e.shutdown(Duration::from_secs(5)).await;
     assert_eq!(e.budget().reserved(), 0);
 

@@ -44,6 +44,7 @@ typedef fr_t scalar_t;
 #include "host.cuh"
 #include "abi_types.cuh"
 #include "resident.cuh"
+#include "srs_wire.cuh"
 #include "worker.cuh"
 #include "split_msm.cuh"
 #include "abc.cuh"
@@ -169,6 +170,61 @@ RustError::by_value cuzk_srs_write(cuzk_srs* srs, int section, size_t start, con
 void cuzk_srs_destroy(cuzk_srs* srs)
 {
     try { delete srs; } catch (...) {}
+}
+
+// A filler for `srs` (srs_wire.cuh): two page-locked staging slots of `slot_bytes` each,
+// whose host addresses go to `slots`. Destroy it before `srs`. Needs no interlock: it copies
+// and decodes on a stream of its own.
+RustError::by_value cuzk_srs_filler_create(cuzk_srs* srs, size_t slot_bytes, uint8_t** slots,
+                                           cuzk_srs_filler** out)
+{
+    CUZK_TRY
+        *out = nullptr;
+        CUZK_REQUIRE(srs != nullptr && slot_bytes > 0, "no SRS copy, or empty slots");
+        auto* f = new cuzk_srs_filler;
+        f->srs = srs;
+        f->dev = srs->dev;
+        f->slot_bytes = slot_bytes;
+        try {
+            srs_filler_init(f);
+        } catch (...) {
+            delete f;
+            throw;
+        }
+        for (int k = 0; k < cuzk_srs_filler::slots; k++)
+            slots[k] = f->host[k];
+        *out = f;
+    CUZK_CATCH
+}
+
+// Waits for slot `slot`'s last window to be copied and decoded; *first_bad is the lowest
+// index it refused, ~0 for none (also for a slot never used).
+RustError::by_value cuzk_srs_filler_wait(cuzk_srs_filler* f, int slot, uint64_t* first_bad)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(f != nullptr && slot >= 0 && slot < cuzk_srs_filler::slots, "no such slot");
+        (void)select_gpu(f->dev);
+        CUDA_OK(cudaEventSynchronize(f->done[slot]));
+        *first_bad = f->host_bad[slot];
+        f->host_bad[slot] = ~0ull;
+    CUZK_CATCH
+}
+
+// Copies the first n points of slot `slot` (filled by the host) to points start..start+n of
+// `section` and decodes them there, without waiting; the slot may be filled again once
+// cuzk_srs_filler_wait returned for it.
+RustError::by_value cuzk_srs_filler_submit(cuzk_srs_filler* f, int slot, int section,
+                                           size_t start, size_t n)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(f != nullptr, "no filler");
+        srs_filler_submit(f, slot, section, start, n);
+    CUZK_CATCH
+}
+
+void cuzk_srs_filler_destroy(cuzk_srs_filler* f)
+{
+    try { delete f; } catch (...) {}
 }
 
 // Allocates device `dev`'s copy of one compiled circuit's A, B, C (compressed rows: rows + 1

@@ -11,6 +11,12 @@ pub(crate) struct SrsHandle {
     _opaque: [u8; 0],
 }
 
+/// Opaque filler of a resident SRS from the file's bytes (`srs_wire.cuh`).
+#[repr(C)]
+pub(crate) struct SrsFillerHandle {
+    _opaque: [u8; 0],
+}
+
 /// Opaque per-worker state (copy stream, pinned staging, device buffers).
 #[repr(C)]
 pub(crate) struct WorkerHandle {
@@ -192,6 +198,25 @@ extern "C" {
         n: usize,
     ) -> sppark::Error;
     pub(crate) fn cuzk_srs_destroy(srs: *mut SrsHandle);
+    pub(crate) fn cuzk_srs_filler_create(
+        srs: *mut SrsHandle,
+        slot_bytes: usize,
+        slots: *mut *mut u8,
+        out: *mut *mut SrsFillerHandle,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_srs_filler_wait(
+        filler: *mut SrsFillerHandle,
+        slot: c_int,
+        first_bad: *mut u64,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_srs_filler_submit(
+        filler: *mut SrsFillerHandle,
+        slot: c_int,
+        section: c_int,
+        start: usize,
+        n: usize,
+    ) -> sppark::Error;
+    pub(crate) fn cuzk_srs_filler_destroy(filler: *mut SrsFillerHandle);
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_matrices_alloc(
         dev: c_int,

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 mod check;
 mod host;
 mod resident;
+mod wire;
 use host::{plan_host, upload, HostPlan};
 
 /// Pippenger parts smaller than this run on the host: a GPU launch costs more.

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{gpu_with, has_device, serial, spec};
+use common::{gpu_with, has_device, prove_equal, serial, spec, synth};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use cuzk_cuda::{CudaOptions, CudaProver};
@@ -20,9 +20,7 @@ use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::setup::generate_params;
 use cuzk_groth16::synthetic::SyntheticSpec;
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
-use cuzk_groth16::{
-    CpuProver, ProveError, ProverBackend, Recorder, RecorderMode, Scalar, Srs, Synthesized,
-};
+use cuzk_groth16::{CpuProver, ProveError, ProverBackend, Scalar, Srs, Synthesized};
 use ff::Field;
 use group::{Curve, Group};
 use rand_chacha::ChaCha8Rng;
@@ -33,47 +31,17 @@ fn gpu() -> Option<CudaProver> {
     has_device().then(|| gpu_with(CudaOptions::default()))
 }
 
-fn log_sizes(default: &[u32]) -> Vec<u32> {
-    std::env::var("CUZK_TEST_LOG_SIZES")
-        .ok()
-        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|| default.to_vec())
-}
-
-fn synth(spec: &SyntheticSpec) -> Synthesized {
-    Recorder::synthesize(spec.circuit(), RecorderMode::Full).expect("synthesis")
-}
-
 /// Proves `spec` on the GPU and the CPU with the same r, s; asserts equal bytes and that the
 /// proof verifies. Returns whether the GPU streamed the SRS.
 fn check_equal_and_verify(srs: &Srs, spec: &SyntheticSpec, gpu: &CudaProver, seed: u64) -> bool {
     prove_equal(gpu, srs, srs, spec, seed)
 }
 
-/// Proves `sp` on the GPU with `srs` and on the CPU with `held` (the same parameters, the
-/// latter with its host copy) under the same r, s from `seed`; asserts equal bytes and that
-/// the proof verifies. Returns whether the GPU streamed the SRS.
-fn prove_equal(gpu: &CudaProver, srs: &Srs, held: &Srs, sp: &SyntheticSpec, seed: u64) -> bool {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (r, s) = random_blinding(&mut rng);
-    let c = synth(sp);
-    let public: Vec<Scalar> = c.inputs[1..].to_vec();
-    let cpu = CpuProver::new()
-        .prove(held, c.clone(), r, s)
-        .expect("cpu proof");
-    let (pending, t) = gpu.start_timed(srs, c, r, s).expect("gpu start");
-    let g = gpu.finish(srs, pending).expect("gpu finish");
-    assert_eq!(
-        g.to_bytes(),
-        cpu.to_bytes(),
-        "GPU and CPU proofs differ for {sp:?}, seed {seed}"
-    );
-    let pvk = PreparedVerifyingKey::from(srs.vk());
-    assert!(
-        verify_proof(&pvk, &g, &public).expect("verify"),
-        "GPU proof does not verify: {sp:?}"
-    );
-    t.streamed
+fn log_sizes(default: &[u32]) -> Vec<u32> {
+    std::env::var("CUZK_TEST_LOG_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
 }
 
 #[test]

@@ -77,6 +77,18 @@ pub trait ResidentUpload: Send {
     /// Copies one window of points (every window of every section is handed over once).
     fn put(&mut self, window: crate::params::PointsWindow<'_>) -> Result<(), ProveError>;
 
+    /// Copies one window of points as the file encodes them ([`Srs::stream_wire`]; every
+    /// window of every section is handed over once, in file order), decoding them on the way.
+    /// A point that does not decode is [`ProveError::Params`] with
+    /// [`crate::ParamsError::BadPoint`] ([`crate::params::WireWindow::bad_point`]), reported
+    /// by this call, a later one or [`ResidentUpload::finish`]; the copy is then not used.
+    /// Holds at most [`crate::params::WIRE_UPLOAD_WINDOWS`] windows of host bytes of its own.
+    /// The default decodes on the host ([`crate::params::WireWindow::decode`]) and calls
+    /// [`ResidentUpload::put`].
+    fn put_wire(&mut self, window: crate::params::WireWindow<'_>) -> Result<(), ProveError> {
+        window.decode(|points| self.put(points))?
+    }
+
     /// Completes the copy after the last window: `Ok(true)` when the backend now holds the
     /// SRS for as long as it lives.
     fn finish(self: Box<Self>) -> Result<bool, ProveError>;

@@ -54,6 +54,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 mod read;
+mod stream;
 pub(crate) mod wire;
 mod write;
 
@@ -61,6 +62,7 @@ pub use read::{
     read_params, read_params_from_bytes, read_params_header, read_vk, read_vk_from_bytes,
     LoadStats, ReadOptions,
 };
+pub use stream::{WireSection, WireWindow, WIRE_READ_WINDOWS, WIRE_UPLOAD_WINDOWS};
 pub use write::{write_params, write_params_to, write_vk, write_vk_to};
 
 /// A Groth16 verifying key.

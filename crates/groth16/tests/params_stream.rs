@@ -2,11 +2,13 @@
 //! point held, [`Srs::stream_points`] hands every point over a window at a time equal to what
 //! [`read_params`] holds, [`Srs::load_host_points`] reads them in, and a bad point in the file
 //! is a typed error at its index that stops the stream before its window is handed over.
+//! [`Srs::stream_wire`] hands over the file's bytes undecoded, read ahead on a thread.
 mod params_support;
 
 use blstrs::{G1Affine, G2Affine};
 use cuzk_groth16::params::{
     read_params, read_params_header, write_params, G1Section, PointsWindow, ReadOptions,
+    WireSection, WIRE_READ_WINDOWS, WIRE_UPLOAD_WINDOWS,
 };
 use cuzk_groth16::setup::generate_params;
 use cuzk_groth16::{CpuProver, ParamsError, ProverBackend, Recorder, RecorderMode, Scalar, Srs};
@@ -275,4 +277,144 @@ fn a_header_read_refuses_what_the_whole_read_refuses_about_the_layout() {
             } | ParamsError::TrailingBytes { .. }
         ));
     }
+}
+
+/// A window [`Srs::stream_wire`] handed over: section, start, offset and bytes.
+type Wired = (WireSection, usize, u64, Vec<u8>);
+
+/// What [`Srs::stream_wire`] handed over, with each window's bytes checked to be whole points
+/// within the options' window.
+fn wire_windows(srs: &Srs, opts: &ReadOptions) -> Result<Vec<Wired>, ParamsError> {
+    let mut out = Vec::new();
+    srs.stream_wire::<ParamsError>(opts, |w| {
+        let size = w.section.point_bytes();
+        assert!(!w.bytes.is_empty() && w.bytes.len() % size == 0);
+        assert!(w.bytes.len() <= opts.window_bytes.max(size));
+        assert_eq!(w.check_subgroup, opts.check_points);
+        out.push((w.section, w.start, w.offset, w.bytes.to_vec()));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Issue 29 item 4: the file's bytes as they are, read ahead on a thread, in file order, each
+/// window where the file holds it; decoded on the host they are the points `stream_points`
+/// hands over; a held copy encodes the same bytes; the host bytes it holds are counted.
+#[test]
+fn the_wire_stream_hands_over_the_files_bytes_in_order_and_they_decode_to_the_points() {
+    let (generated, _dir, path) = written();
+    let file = std::fs::read(&path).unwrap();
+    let (header, _) = read_params_header(&path, &ReadOptions::default()).unwrap();
+    let opts = ReadOptions {
+        check_points: false,
+        ..small_windows()
+    };
+    let windows = wire_windows(&header, &opts).unwrap();
+    let mut next = [0usize; 5];
+    let mut order = Vec::new();
+    for (section, start, offset, bytes) in &windows {
+        let k = section.index();
+        assert_eq!(*start, next[k], "{section:?} windows are contiguous");
+        next[k] += bytes.len() / section.point_bytes();
+        let at = *offset as usize;
+        assert_eq!(
+            &file[at..at + bytes.len()],
+            &bytes[..],
+            "{section:?} at {start}"
+        );
+        order.push(k);
+    }
+    assert!(order.windows(2).all(|p| p[0] <= p[1]), "{order:?}");
+    let c = header.counts();
+    assert_eq!(next, [c.h, c.l, c.a, c.b_g1, c.b_g2]);
+    assert_eq!(windows.len(), gather(&header, &opts).unwrap().windows);
+
+    // Decoded on the host, window by window: the points.
+    let mut decoded = Gathered::default();
+    header
+        .stream_wire::<ParamsError>(&opts, |w| {
+            w.decode(|p| match p {
+                PointsWindow::G1 {
+                    section, points, ..
+                } => decoded.g1[section as usize].extend_from_slice(points),
+                PointsWindow::G2 { points, .. } => decoded.g2.extend_from_slice(points),
+            })
+        })
+        .unwrap();
+    let expected = held(&generated);
+    assert_eq!((&decoded.g1, &decoded.g2), (&expected.g1, &expected.g2));
+
+    // A held copy encodes what the file holds, at the same offsets.
+    let (whole, _) = read_params(&path, &opts).unwrap();
+    assert_eq!(wire_windows(&whole, &opts).unwrap(), windows);
+
+    // The reader's windows and each upload's: 7 G1 points' bytes is the largest window.
+    assert_eq!(header.wire_window_bytes(&opts), 7 * 96);
+    assert_eq!(
+        header.stream_wire_host_bytes(&opts, 2),
+        (WIRE_READ_WINDOWS + 2 * WIRE_UPLOAD_WINDOWS) * 7 * 96
+    );
+    assert_eq!(whole.stream_wire_host_bytes(&opts, 2), 0);
+}
+
+/// A bad point reaches the decoder as bytes: decoding its window on the host is the error
+/// `stream_points` gives (its section, index, offset and reason), and `bad_point` names it the
+/// same way for a backend that decoded it elsewhere; a failing consumer and a file that
+/// shrank each end the stream (no reader left waiting).
+#[test]
+fn a_bad_point_in_the_wire_stream_is_named_as_the_host_decoder_names_it() {
+    let (generated, _dir, path) = written();
+    let (header, _) = read_params_header(&path, &ReadOptions::default()).unwrap();
+    let c = header.counts();
+    let vk_end = 3 * 96 + 3 * 192 + 4 + 96 * generated.vk().ic.len();
+    let l_first = vk_end + 4 + 96 * c.h + 4;
+    let point = l_first + 16 * 96;
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[point + 20] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let opts = ReadOptions {
+        check_points: false,
+        ..small_windows()
+    };
+    let expected = gather(&header, &opts).unwrap_err();
+    let mut named = None;
+    let err = header
+        .stream_wire::<ParamsError>(&opts, |w| {
+            if w.section == WireSection::G1(G1Section::L) && w.start == 14 {
+                named = Some(w.bad_point(2));
+            }
+            w.decode(|_| ())
+        })
+        .unwrap_err();
+    assert_eq!(format!("{err:?}"), format!("{expected:?}"));
+    assert_eq!(format!("{:?}", named.unwrap()), format!("{expected:?}"));
+    assert!(matches!(
+        err,
+        ParamsError::BadPoint {
+            section: "l",
+            index: 16,
+            ..
+        }
+    ));
+
+    // The consumer's error ends the stream, at once.
+    let mut calls = 0;
+    let r = header.stream_wire::<ParamsError>(&opts, |_| {
+        calls += 1;
+        match calls {
+            3 => Err(ParamsError::TrailingBytes {
+                offset: 0,
+                extra: 1,
+            }),
+            _ => Ok(()),
+        }
+    });
+    assert!(matches!(r, Err(ParamsError::TrailingBytes { .. })));
+    assert_eq!(calls, 3);
+    // A file that shrank: an I/O error.
+    std::fs::write(&path, b"short").unwrap();
+    assert!(matches!(
+        wire_windows(&header, &opts),
+        Err(ParamsError::Io { .. })
+    ));
 }

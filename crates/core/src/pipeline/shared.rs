@@ -377,14 +377,18 @@ impl Shared {
         );
         if config.release_host_srs && on_devices {
             let backends = backends.clone();
-            srs.set_stream_residency(Arc::new(move |circuit_id, srs| {
-                crate::srs::stream_to_backends(
-                    &backends,
-                    circuit_id,
-                    srs,
-                    &crate::params::read_options(),
-                )
-            }));
+            let uploads = backends.len();
+            srs.set_stream_residency(
+                Arc::new(move |circuit_id, srs| {
+                    crate::srs::stream_to_backends(
+                        &backends,
+                        circuit_id,
+                        srs,
+                        &crate::params::read_options(),
+                    )
+                }),
+                uploads,
+            );
         }
         if device_abc && config.release_host_srs {
             let backends = backends.clone();

@@ -35,23 +35,26 @@ impl SrsCache {
             None => false,
         };
         let file_bytes = self.inner.planner.srs_size_hint(circuit_id)?;
-        // Streamed: one window at a time; read whole: the file.
-        let loading = match &header {
-            Some(h) => h.stream_host_bytes(&crate::params::read_options()),
-            None => file_bytes,
+        let stream_resident = self.inner.stream_resident.get().cloned();
+        // Streamed into the backends: the windows read ahead and each backend's; streamed
+        // into host memory: one window and its points; read whole: the file.
+        let opts = crate::params::read_options();
+        let loading = match (&header, &stream_resident) {
+            (Some(h), Some((_, uploads))) => h.stream_wire_host_bytes(&opts, *uploads),
+            (Some(h), None) => h.stream_host_bytes(&opts),
+            (None, _) => file_bytes,
         };
         let size = loading + self.inner.planner.prepare_load_hint(circuit_id);
         let mut reservation = self.acquire_for(circuit_id, size, priority).await?;
         let planner = self.inner.planner.clone();
         let cpu = self.inner.cpu.clone();
-        let stream_resident = self.inner.stream_resident.get().cloned();
         let id = circuit_id.to_string();
         let (loaded, prepared) = tokio::task::spawn_blocking(move || {
             // Preparing (e.g. compiling the circuit, single-threaded) overlaps the load.
             let (loaded, prepared) = std::thread::scope(|s| {
                 let prep = s.spawn(|| planner.prepare(&id));
                 let loaded = cpu.run(priority, || match (header, stream_resident) {
-                    (Some(srs), Some(stream)) => Ok(match stream(&id, &srs)? {
+                    (Some(srs), Some((stream, _))) => Ok(match stream(&id, &srs)? {
                         true => Loaded::Resident(srs),
                         false => Loaded::InFile(srs),
                     }),

@@ -1,7 +1,8 @@
 //! Loading an SRS straight into the devices' memory: its points are read from the parameter
-//! file a window at a time, decoded once, and each window is copied to every backend's own
-//! copy before the next is read. The host holds one window, never the whole SRS (45 GiB for a
-//! 32 GiB PoRep), so a box's memory need not fit it even for a moment.
+//! file a window at a time, on a thread that reads ahead ([`Srs::stream_wire`]), and each
+//! window's bytes go to every backend, which decodes them where it keeps them (the CUDA
+//! backend on the GPU, in place; others on the host). The host holds a few windows, never the
+//! whole SRS (45 GiB for a 32 GiB PoRep), so a box's memory need not fit it even for a moment.
 use super::{SrsCache, StreamResident};
 use crate::error::EngineError;
 use cuzk_groth16::params::{LoadStats, ReadOptions};
@@ -13,10 +14,11 @@ impl SrsCache {
     /// From now on, an SRS whose planner can leave its points in the file
     /// ([`crate::Planner::load_srs_header`]), loaded where every backend has memory of its
     /// own, is streamed into the backends by `f` rather than read into host memory; when `f`
-    /// says not every backend holds it, its points are read in after all. Set once, before
-    /// the first load.
-    pub fn set_stream_residency(&self, f: StreamResident) {
-        let _ = self.inner.stream_resident.set(f);
+    /// says not every backend holds it, its points are read in after all. `uploads`: the
+    /// backends `f` streams into (a load reserves their windows,
+    /// [`Srs::stream_wire_host_bytes`]). Set once, before the first load.
+    pub fn set_stream_residency(&self, f: StreamResident, uploads: usize) {
+        let _ = self.inner.stream_resident.set((f, uploads));
     }
 }
 
@@ -31,6 +33,21 @@ enum Stop {
 impl From<ParamsError> for Stop {
     fn from(e: ParamsError) -> Self {
         Stop::File(e)
+    }
+}
+
+/// A backend's error: the file's when its decoder refused a point, else the backend's own.
+fn backend_stop(i: usize, e: ProveError) -> Stop {
+    match e {
+        ProveError::Params(e) => Stop::File(e),
+        e => Stop::Backend(i, e),
+    }
+}
+
+fn file_error(circuit_id: &str, e: ParamsError) -> EngineError {
+    EngineError::Srs {
+        circuit_id: circuit_id.to_string(),
+        message: e.to_string(),
     }
 }
 
@@ -60,28 +77,35 @@ pub(crate) fn stream_to_backends(
             }
         }
     }
-    let streamed = srs.stream_points::<Stop>(opts, |w| {
+    let streamed = srs.stream_wire::<Stop>(opts, |w| {
         for (i, u) in uploads.iter_mut().enumerate() {
-            u.put(w).map_err(|e| Stop::Backend(i, e))?;
+            u.put_wire(w).map_err(|e| backend_stop(i, e))?;
         }
         Ok(())
     });
     match streamed {
         Ok(()) => {}
-        Err(Stop::File(e)) => {
-            return Err(EngineError::Srs {
-                circuit_id: circuit_id.to_string(),
-                message: e.to_string(),
-            })
-        }
+        Err(Stop::File(e)) => return Err(file_error(circuit_id, e)),
         Err(Stop::Backend(i, e)) => {
             tracing::warn!(circuit = %circuit_id, backend = %backends[i].name(), err = %e, "copying the SRS to the backend failed; its points are read into host memory");
             return Ok(false);
         }
     }
     let mut all = true;
-    for (b, u) in backends.iter().zip(uploads) {
-        match u.finish() {
+    let mut finished = Vec::with_capacity(uploads.len());
+    for u in uploads {
+        finished.push(u.finish());
+    }
+    // A point one backend's decoder refused late (its last windows) is the file's fault.
+    // The other backends' finished copies are dropped with `srs`, which the caller drops.
+    let refused = finished
+        .iter()
+        .position(|r| matches!(r, Err(ProveError::Params(_))));
+    if let Some(Err(ProveError::Params(e))) = refused.map(|k| finished.swap_remove(k)) {
+        return Err(file_error(circuit_id, e));
+    }
+    for (b, r) in backends.iter().zip(finished) {
+        match r {
             Ok(true) => {}
             Ok(false) => all = false,
             Err(e) => {

@@ -1,16 +1,18 @@
 //! Making an SRS resident from its parameter file, a window at a time
 //! ([`ProverBackend::begin_resident`](cuzk_groth16::ProverBackend::begin_resident)): its VRAM
-//! copy is reserved and allocated first, each window the host reads and decodes is copied
-//! into place, and the finished copy is pinned for as long as the SRS lives. The host never
+//! copy is reserved and allocated first, each window is copied into place (decoded points,
+//! or the file's bytes decoded on the device: `wire.rs`), and the finished copy is pinned for
+//! as long as the SRS lives. The host never
 //! holds more than the window. Until it is finished, the copy is marked as uploading in the
 //! ledger, so no proof can use it half-filled; dropped unfinished, it is freed.
 #![allow(unsafe_code)]
 
+use super::wire::WireStaging;
 use super::CudaProver;
 use crate::ffi;
 use crate::sizes::{srs_bytes, worker_bound};
 use crate::vram::{lock, Placement, Reservation, Tier};
-use cuzk_groth16::params::{G1Section, PointsWindow};
+use cuzk_groth16::params::{G1Section, PointsWindow, WireWindow};
 use cuzk_groth16::{ProveError, ResidentUpload, Srs};
 use std::time::Instant;
 
@@ -63,6 +65,7 @@ impl CudaProver {
             prover: self,
             srs,
             handle,
+            wire: None,
             res: Some(res),
             started: Instant::now(),
         }))
@@ -88,6 +91,8 @@ struct Filling<'a> {
     srs: &'a Srs,
     /// Null once handed to the ledger.
     handle: *mut ffi::SrsHandle,
+    /// Staging for windows of the file's bytes (made at the first); dropped before `handle`.
+    wire: Option<WireStaging>,
     /// Covers the allocation; `None` once handed to the ledger.
     res: Option<Reservation>,
     started: Instant,
@@ -127,7 +132,31 @@ impl ResidentUpload for Filling<'_> {
         ffi::check(err, "SRS window upload").map_err(ProveError::Device)
     }
 
+    fn put_wire(&mut self, window: WireWindow<'_>) -> Result<(), ProveError> {
+        if window.check_subgroup {
+            // The device checks the curve, not the subgroup: the host decodes these.
+            return window.decode(|points| self.put(points))?;
+        }
+        if let Some(s) = self.wire.as_mut() {
+            if s.slot_bytes() < window.bytes.len() {
+                // Larger than the slots were made for: they finish, larger ones follow.
+                s.drain()?;
+                self.wire = None;
+            }
+        }
+        let wire = match self.wire.as_mut() {
+            Some(s) => s,
+            None => self
+                .wire
+                .insert(WireStaging::new(self.handle, window.bytes.len())?),
+        };
+        wire.put(&window)
+    }
+
     fn finish(mut self: Box<Self>) -> Result<bool, ProveError> {
+        if let Some(mut s) = self.wire.take() {
+            s.drain()?;
+        }
         let handle = std::mem::replace(&mut self.handle, std::ptr::null_mut());
         let Some(res) = self.res.take() else {
             return Ok(false);
@@ -153,6 +182,8 @@ impl ResidentUpload for Filling<'_> {
 
 impl Drop for Filling<'_> {
     fn drop(&mut self) {
+        // The staging's stream writes into the copy: it goes first.
+        self.wire = None;
         if !self.handle.is_null() {
             // SAFETY: the handle came from cuzk_srs_alloc and was not handed on.
             unsafe { ffi::cuzk_srs_destroy(self.handle) };

@@ -378,7 +378,7 @@ impl Source<'_> {
 /// Decodes `window` (whole points) in parallel, appending the points to `out`: the index in
 /// the window of the first bad point (or point at infinity, which no section may hold) and
 /// why, if there is one.
-fn decode_window<P: WirePoint>(
+pub(super) fn decode_window<P: WirePoint>(
     window: &[u8],
     check: bool,
     out: &mut Vec<P>,
@@ -455,12 +455,17 @@ const READ_PIECE: usize = 1 << 20;
 /// changes or shrinks underneath only makes the reader decode garbage (a typed bad point or
 /// count) or fail with an I/O error, never fault.
 fn read_window(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
     let mut buf = vec![0u8; len];
+    read_window_into(file, offset, &mut buf)?;
+    Ok(buf)
+}
+
+/// Fills `buf` with the bytes of `file` from `offset`, as [`read_window`] does.
+pub(super) fn read_window_into(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
     buf.par_chunks_mut(READ_PIECE)
         .enumerate()
-        .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * READ_PIECE) as u64))?;
-    Ok(buf)
+        .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * READ_PIECE) as u64))
 }
 
 /// A read position in a [`Source`], with bounds-checked reads.
