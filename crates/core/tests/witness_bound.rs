@@ -1,7 +1,7 @@
 //! Issue 29 item 3: the reservation calibrated from one measured partition of a circuit (what
 //! later partitions reserve, and, kept across starts, what a restarted daemon's first ones
 //! do) is never below what another real partition of that circuit holds. For every kind at
-//! 2 KiB, the partitions of sparse sectors of three seeds are synthesized as the engine
+//! 2 KiB and 8 MiB, the partitions of sparse sectors of three seeds are synthesized as the engine
 //! synthesizes them (compiled matrices; a/b/c on the host, or deferred to the device with
 //! the compact witness), and each one's bytes are checked against the first one's
 //! calibration: the CPU prover's layout, and the device prover's (which counts its `start`
@@ -15,6 +15,17 @@ use std::path::PathBuf;
 
 #[test]
 fn a_calibrated_reservation_covers_every_partition_of_its_circuit_at_2k() {
+    calibration_covers_every_partition(SectorSize::S2KiB);
+}
+
+/// The same at 8 MiB (the matrices of four circuits compiled, every partition of three
+/// sectors a kind synthesized twice: 25 s on two cores in release).
+#[test]
+fn a_calibrated_reservation_covers_every_partition_of_its_circuit_at_8m() {
+    calibration_covers_every_partition(SectorSize::S8MiB);
+}
+
+fn calibration_covers_every_partition(size: SectorSize) {
     // Planning and synthesis need no parameter file; the matrices are compiled here.
     let planner = FilecoinPlanner::new(PathBuf::from("/nonexistent"));
     let mut prepared = HashMap::new();
@@ -28,7 +39,7 @@ fn a_calibrated_reservation_covers_every_partition_of_its_circuit_at_2k() {
             let mut first: Option<(WorkingSetEstimate, WorkingSetEstimate)> = None;
             let mut most = 0u64;
             for seed in 1..=3 {
-                let (req, _) = request(kind, SectorSize::S2KiB, seed, None).expect("request");
+                let (req, _) = request(kind, size, seed, None).expect("request");
                 let plan = planner
                     .plan(from_filecoin_request(&req, "bound"))
                     .expect("plan");
@@ -69,8 +80,8 @@ fn a_calibrated_reservation_covers_every_partition_of_its_circuit_at_2k() {
             }
             let (_, device) = first.expect("a partition");
             println!(
-                "{kind} defer_abc={defer_abc}: the most a partition held {most} bytes, the \
-                 tightest calibration reserves {}",
+                "{size:?} {kind} defer_abc={defer_abc}: the most a partition held {most} bytes, \
+                 the tightest calibration reserves {}",
                 device.admission_bytes()
             );
         }
