@@ -533,7 +533,7 @@ impl Drop for LoadLockEntry<'_> {
 }
 
 mod load;
-mod residency;
+mod release;
 mod stream;
 pub(crate) use stream::stream_to_backends;
 #[cfg(test)]

@@ -65,7 +65,7 @@ impl CWitness {
     }
 }
 
-/// One split MSM (see `plan::QueryPlan`).
+/// One split MSM (see `msm_plan::QueryPlan`).
 #[repr(C)]
 pub(crate) struct CQuery {
     pub nbases: usize,

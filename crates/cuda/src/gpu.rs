@@ -15,7 +15,7 @@ use crate::matrices;
 use crate::points::{jac1, jac2};
 use crate::sizes::{srs_bytes, stream_chunk, worker_bound, worker_sizes, Sizes, WitnessNeed};
 use crate::vram::{self, lock, Lease, Placement, ResidentMatrices, Tier};
-use crate::{ffi, pins, plan, CudaOptions, DeviceInfo, PhaseTimings, VramStatus};
+use crate::{ffi, msm_plan, pins, CudaOptions, DeviceInfo, PhaseTimings, VramStatus};
 use blstrs::Scalar;
 use cuzk_groth16::{
     prover::PendingG2, Pending, Proof, ProveError, ProverBackend, Srs, Synthesized,
@@ -252,7 +252,7 @@ impl CudaProver {
         &self,
         srs: &Srs,
         n: usize,
-        plan: &plan::ProvePlan,
+        plan: &msm_plan::ProvePlan,
         witness: Option<(WitnessNeed, u64)>,
     ) -> Result<SrsSource, ProveError> {
         let options = self.options();
@@ -275,7 +275,7 @@ impl CudaProver {
             Tier::Streamed => Some(pins::host_srs(
                 self.dev.ordinal,
                 srs,
-                crate::residency::state(srs)
+                crate::srs_state::state(srs)
                     .filter(|_| options.page_lock_host)
                     .map(|s| &s.pins),
             )),
@@ -343,7 +343,7 @@ impl CudaProver {
         }
         match self.tier(srs, worker_bound(n, &srs.counts(), srs.vk().ic.len())) {
             Tier::Resident(r) => {
-                let pinned = crate::residency::pin_resident(&self.dev.mem, srs);
+                let pinned = crate::srs_state::pin_resident(&self.dev.mem, srs);
                 drop(r);
                 pinned
             }
@@ -545,7 +545,7 @@ impl ProverBackend for CudaProver {
     fn start_host_bytes(&self, circuit: &Synthesized) -> Option<u64> {
         let (a_aux, b_input, b_aux) = circuit.densities();
         let aux = circuit.compact_aux();
-        Some(plan::host_bytes(
+        Some(msm_plan::host_bytes(
             &circuit.inputs,
             &aux,
             circuit.compact.is_none(),

@@ -22,7 +22,7 @@
 //! - [`CudaOptions`]: the per-device settings, read from a `[gpu]` table by
 //!   [`CudaOptions::from_toml`].
 //! - [`devices`]: the visible CUDA devices (empty without the feature or without a GPU).
-//! - [`plan`]: the host-side split of each MSM into "scalar is 1" (batch addition), "scalar is
+//! - [`msm_plan`]: the host-side split of each MSM into "scalar is 1" (batch addition), "scalar is
 //!   0" (skipped) and the rest (Pippenger), plain Rust, tested without a GPU.
 //! - [`GpuPoints`]: the insecure setup's points made on a device (`cuda/fixed_base.cuh`), for
 //!   `cuzk gen params`.
@@ -31,8 +31,8 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod msm_plan;
 mod options;
-pub mod plan;
 pub mod timing;
 
 pub use options::{CudaOptions, CudaOptionsError, DEFAULT_STREAM_CHUNK_BASES};
@@ -50,11 +50,11 @@ mod pins;
 #[cfg(feature = "cuda")]
 mod points;
 #[cfg(feature = "cuda")]
-mod residency;
-#[cfg(feature = "cuda")]
 mod setup;
 #[cfg(feature = "cuda")]
 mod sizes;
+#[cfg(feature = "cuda")]
+mod srs_state;
 #[cfg(feature = "cuda")]
 mod vram;
 #[cfg(feature = "cuda")]

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// Page-locked registrations of one SRS's vectors (portable, so any device DMAs from them),
-/// made on the SRS's first streamed use and kept in the SRS's `crate::residency::SrsState`
+/// made on the SRS's first streamed use and kept in the SRS's `crate::srs_state::SrsState`
 /// (its [`Srs::backend_cache`]), which is dropped before the vectors: `Drop` unregisters them
 /// before they are freed.
 pub(crate) struct HostPins {
@@ -86,7 +86,7 @@ impl Drop for HostPins {
 }
 
 /// `srs`'s host sections for a streamed `start` on device `ordinal`; with `pins` (the SRS's
-/// slot for them, kept with it: [`crate::residency::SrsState::pins`]), the sections are
+/// slot for them, kept with it: [`crate::srs_state::SrsState::pins`]), the sections are
 /// page-locked on the SRS's first streamed use and marked pinned while they still are.
 pub(crate) fn host_srs(
     ordinal: usize,

@@ -1,7 +1,7 @@
 //! The sizing model of the device allocations: what a worker context's buffers grow to for one
 //! `start` (mirroring `cuzk_worker` in `cuda/worker.cuh`), the scratch sppark's Pippenger takes,
 //! and the bytes of a resident SRS copy. Every VRAM reservation is computed here.
-use crate::{plan, CudaOptions};
+use crate::{msm_plan, CudaOptions};
 use cuzk_groth16::Srs;
 
 /// Rounds a device allocation up as the C++ side does (4 KiB).
@@ -125,11 +125,11 @@ fn witness_bytes(w: WitnessNeed) -> u64 {
 /// scratch of its largest Pippenger, and the witness when a/b/c are deferred.
 pub(crate) fn worker_sizes(
     n: usize,
-    plan: &plan::ProvePlan,
+    plan: &msm_plan::ProvePlan,
     stream_chunk: Option<usize>,
     witness: Option<WitnessNeed>,
 ) -> Sizes {
-    let need = |p: &plan::QueryPlan| QueryNeed {
+    let need = |p: &msm_plan::QueryPlan| QueryNeed {
         ones_words: if p.ones.iter().any(|w| *w != 0) {
             p.ones.len() as u64
         } else {

@@ -5,7 +5,7 @@
 
 use super::{dev_err, shape_err, SrsSource, SMALL_MSM};
 use crate::vram::Lease;
-use crate::{ffi, plan};
+use crate::{ffi, msm_plan};
 use blstrs::{G1Projective, G2Projective, Scalar};
 use cuzk_groth16::params::G1Section;
 use cuzk_groth16::{ParamsError, ProveError, Srs, Synthesized};
@@ -14,7 +14,7 @@ use group::Group;
 /// Takes a small Pippenger part off a plan and evaluates it on the host, with its bases from
 /// `base` (the SRS's host copy, or its file once that copy was released).
 fn host_small<G, A>(
-    q: &mut plan::QueryPlan,
+    q: &mut msm_plan::QueryPlan,
     base: impl Fn(usize) -> Result<A, ParamsError>,
 ) -> Result<G, ProveError>
 where
@@ -31,7 +31,7 @@ where
     Ok(acc)
 }
 
-fn cquery(q: &plan::QueryPlan) -> ffi::CQuery {
+fn cquery(q: &msm_plan::QueryPlan) -> ffi::CQuery {
     let has_ones = q.ones.iter().any(|w| *w != 0);
     ffi::CQuery {
         nbases: q.nbases,
@@ -50,7 +50,7 @@ fn cquery(q: &plan::QueryPlan) -> ffi::CQuery {
 /// The split MSM plans of one proof, with the Pippenger parts too small for the GPU taken off
 /// and summed on the host.
 pub(super) struct HostPlan {
-    pub(super) plan: plan::ProvePlan,
+    pub(super) plan: msm_plan::ProvePlan,
     /// The witness's values neither 0 nor 1 (aux index, value) when a/b/c are deferred and
     /// the L plan's were taken off for the host (too few for the device).
     pub(super) wit_small: Option<(Vec<u32>, Vec<Scalar>)>,
@@ -69,7 +69,7 @@ pub(super) fn plan_host(
     let (a_aux, b_input, b_aux) = circuit.densities();
     // A witness-only recording's aux is compact already; a full one is classified here.
     let aux = circuit.compact_aux();
-    let mut plan = plan::plan(&circuit.inputs, &aux, a_aux, b_input, b_aux)?;
+    let mut plan = msm_plan::plan(&circuit.inputs, &aux, a_aux, b_input, b_aux)?;
     let counts = srs.counts();
     if plan.a.nbases != counts.a {
         return Err(shape_err("A bases", counts.a, plan.a.nbases));
@@ -82,7 +82,7 @@ pub(super) fn plan_host(
     let small_l: G1Projective = host_small(&mut plan.l, |i| srs.g1_at(G1Section::L, i))?;
     let small_a: G1Projective = host_small(&mut plan.a, |i| srs.g1_at(G1Section::A, i))?;
     let (small_b1, small_b2) = if plan.b.idx.len() < SMALL_MSM {
-        let mut b2 = plan::QueryPlan {
+        let mut b2 = msm_plan::QueryPlan {
             idx: plan.b.idx.clone(),
             scalars: plan.b.scalars.clone(),
             ..Default::default()

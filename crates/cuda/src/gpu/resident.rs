@@ -36,7 +36,7 @@ impl CudaProver {
             Placement::Ready(Tier::Resident(r)) => {
                 // Already here (another path uploaded it): pinning it is all that is left.
                 drop(r);
-                return crate::residency::pin_resident(mem, srs)
+                return crate::srs_state::pin_resident(mem, srs)
                     .then(|| Box::new(AlreadyResident) as Box<dyn ResidentUpload>);
             }
             Placement::Upload(res) => res,
@@ -166,7 +166,7 @@ impl ResidentUpload for Filling<'_> {
         let tier = dev
             .mem
             .uploaded(dev.ordinal, self.srs.id(), res, Ok(handle));
-        let pinned = crate::residency::pin_resident(&dev.mem, self.srs);
+        let pinned = crate::srs_state::pin_resident(&dev.mem, self.srs);
         drop(tier);
         tracing::info!(
             device = dev.ordinal,

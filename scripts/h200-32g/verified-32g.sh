@@ -5,9 +5,9 @@
 # verifier on every proof. The proofs VERIFY (under these insecure keys); they prove a sector
 # that was never sealed.
 #
-# `v.sh start` (a fresh machine): `setup_points` (the GPU's setup points against the CPU's),
+# `verified-32g.sh start` (a fresh machine): `setup_points` (the GPU's setup points against the CPU's),
 #   then the run below in its own session, logging to /tmp/v.log; returns at once.
-# `v.sh wait [SECS]`: prints the log as it grows, until the run ends or SECS (540) pass.
+# `verified-32g.sh wait [SECS]`: prints the log as it grows, until the run ends or SECS (540) pass.
 #   Call it back to back (the machine keeps its files and the run for 30 s after a call).
 # The run, phase by phase ($PHASES, default "porep nocheck snap wpost"; the disk holds one
 # large parameter file, so snap and wpost delete the last one's first):
@@ -149,5 +149,5 @@ wait)
   cp -f /tmp/v.log /tmp/daemon.log $OUT/ 2>/dev/null
   grep -q "== v done" $LOG 2>/dev/null && cp -f /tmp/st/*.json $OUT/ 2>/dev/null; true
   ;;
-*) echo "usage: v.sh start|wait [SECS]" >&2; exit 2 ;;
+*) echo "usage: verified-32g.sh start|wait [SECS]" >&2; exit 2 ;;
 esac

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Phase G (issue 12 item 3): two 32 GiB SRSs sharing one card, in two calls on one machine.
-# `g.sh gen` (a fresh machine): TIMING-ONLY porep-32g parameters on the disk, snap-32g in
+# `two-srs.sh gen` (a fresh machine): TIMING-ONLY porep-32g parameters on the disk, snap-32g in
 # /dev/shm (the 64 GiB disk holds one such file), linked into /tmp/p32, and the requests.
-# `g.sh run` (the next call): the daemon with both preloaded and a budget of $BUDGET (default
+# `two-srs.sh run` (the next call): the daemon with both preloaded and a budget of $BUDGET (default
 # 84GiB: the /dev/shm file's 32 GiB stay outside it), its status (which SRS is resident on the
 # device, which streams, what was evicted), a SnapDeals proof, a PoRep C2 c=1 j=1, the status
 # again. Everything is TIMING-ONLY: the proofs do not verify.
@@ -35,5 +35,5 @@ run)
   $D/cuzk status 2>&1 | head -30; vmhwm; save
   echo "== phase G run done at $(( $(date +%s) - T0 )) s"
   ;;
-*) echo "usage: g.sh gen | g.sh run" >&2; exit 2 ;;
+*) echo "usage: two-srs.sh gen | two-srs.sh run" >&2; exit 2 ;;
 esac

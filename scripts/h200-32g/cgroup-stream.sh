@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Phase N (issue 13: a 32 GiB PoRep proof inside a 32 GiB cgroup), calls back to back on one
 # machine.
-# `n.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (GPU proof bytes against the CPU
+# `cgroup-stream.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (GPU proof bytes against the CPU
 #   backend's; NO_TESTS=1 skips them), porep-32g TIMING-ONLY parameters and the 32 GiB
 #   requests, then the daemon started inside a cgroup v2 with memory.max = $CGROUP_MAX (32G),
 #   its budget derived from the cgroup, porep-32g preloaded: the SRS streams from its file
 #   into VRAM a window at a time. The call returns while it loads.
-# `n.sh run`: waits for the load; the load's peak (VmHWM) and the fixed base; PoRep C2 c=1 j=1,
+# `cgroup-stream.sh run`: waits for the load; the load's peak (VmHWM) and the fixed base; PoRep C2 c=1 j=1,
 #   then c=$C j=$J (2, 4) until $DEADLINE s from the call's start; the cgroup's memory.peak and
 #   memory.events (oom, oom_kill), the daemon's VmHWM.
 # Everything is TIMING-ONLY: the proofs do not verify.
@@ -42,6 +42,6 @@ run)
   echo "cgroup memory.peak $(cat $CG/memory.peak) events: $(cat $CG/memory.events | tr '\n' ' ')"
   save; cp -f /tmp/bench-n-status.log $OUT/ 2>/dev/null
   ;;
-*) echo "usage: n.sh prep|run" >&2; exit 2 ;;
+*) echo "usage: cgroup-stream.sh prep|run" >&2; exit 2 ;;
 esac
 echo "== phase N ${1:-} done at $(( $(date +%s) - T0 )) s"

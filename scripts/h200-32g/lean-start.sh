@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Phase W (issue 29: a lean start), calls back to back on one machine.
-# `w.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (NO_TESTS=1 skips them), porep-32g
+# `lean-start.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (NO_TESTS=1 skips them), porep-32g
 #   TIMING-ONLY parameters and the 32 GiB requests; then the cold start: the daemon compiles
 #   porep-32g (its compiled cache, /tmp/p32/cuzk-compiled, is empty) and writes the cache;
 #   start to loaded and the start's VmHWM; one PoRep C2 c=1 j=1 (its partitions' working sets
 #   are measured and kept beside the cache); the daemon stopped.
-# `w.sh warm`: the warm start timed (start to porep-32g loaded, the matrices streamed from the
+# `lean-start.sh warm`: the warm start timed (start to porep-32g loaded, the matrices streamed from the
 #   cache into VRAM; start to the first 32 GiB proof completed), its VmHWM; PoRep C2 c=2 j=4
 #   without a cgroup (the reference), then the same inside a cgroup v2 with memory.max 8G
 #   (budget derived from it): s/proof of each, memory.peak, memory.events, VmHWM. First, what
 #   the page cache gives: the parameter file read once with dd (one thread, 64 MiB blocks).
-# `w.sh big`: inside the 8G cgroup, c=30 j=30 until $DEADLINE (240) s; then inside a 4G
+# `lean-start.sh big`: inside the 8G cgroup, c=30 j=30 until $DEADLINE (240) s; then inside a 4G
 #   cgroup, c=2 j=4; then, where the kernel lets it drop the page cache, a start from the disk.
-# `w.sh all` (a fresh machine, for when calls are few): prep without the tests; then, inside
+# `lean-start.sh all` (a fresh machine, for when calls are few): prep without the tests; then, inside
 #   the 8G cgroup, the warm start timed to loaded and to the first proof, and c=30 j=30 until
 #   $DEADLINE (150) s; then inside a 4G cgroup c=2 j=4. Run it with setsid (it outlives a call:
-#   `setsid nohup bash scripts/h200-32g/w.sh all > /tmp/all.log 2>&1 &`) and poll the log.
+#   `setsid nohup bash scripts/h200-32g/lean-start.sh all > /tmp/all.log 2>&1 &`) and poll the log.
 # Everything is TIMING-ONLY: the proofs do not verify.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -112,6 +112,6 @@ all)
   echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w4.log)"
   save; stop_daemon
   ;;
-*) echo "usage: w.sh prep|warm|big|all" >&2; exit 2 ;;
+*) echo "usage: lean-start.sh prep|warm|big|all" >&2; exit 2 ;;
 esac
 echo "== phase W ${1:-} done at $(( $(date +%s) - T0 )) s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Phase C: c=30, every job at once, DEADLINE (default 600 s); a WinningPoSt 32 GiB sent 240 s
-# in. The run outlives one 10-minute call: `c.sh` starts it in its own session and waits
-# while the call allows; `c.sh collect` (the next call) waits for its end and saves the logs.
+# in. The run outlives one 10-minute call: `porep32-c30.sh` starts it in its own session and waits
+# while the call allows; `porep32-c30.sh collect` (the next call) waits for its end and saves the logs.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 T0=$(date +%s)

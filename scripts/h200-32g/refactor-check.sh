@@ -22,7 +22,7 @@ cp /tmp/sbin/cuzk-old /tmp/old/cuzk; cp /tmp/sbin/cuzk /tmp/new/cuzk
 for r in $(seq 1 ${ROUNDS:-2}); do
   for b in old new; do
     echo "== round $r, $b binary ($(( $(date +%s) - T0 )) s in)"
-    CUZK_BIN_DIR=/tmp/$b MODES=device J=${J:-320} bash "$(dirname "$0")/k.sh" 2>&1 | grep -E "testdata|proofs:|throughput|busy|nvidia-smi"
+    CUZK_BIN_DIR=/tmp/$b MODES=device J=${J:-320} bash "$(dirname "$0")/real-8m.sh" 2>&1 | grep -E "testdata|proofs:|throughput|busy|nvidia-smi"
   done
 done
 echo "== phase S done at $(( $(date +%s) - T0 )) s"

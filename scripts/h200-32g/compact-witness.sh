@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Phase M (issue 13 item 2: the compact host witness), calls back to back on one machine.
-# `m.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (GPU proof bytes against the CPU
+# `compact-witness.sh prep` (a fresh machine): gpu_vs_cpu and device_abc (GPU proof bytes against the CPU
 #   backend's; NO_TESTS=1 skips them), porep-32g TIMING-ONLY parameters and the 32 GiB requests, then the daemon with
 #   porep-32g preloaded (`[pipeline] synthesis_concurrency` $SYNTH when set) started in its own
 #   session; the call returns while it loads.
-# `m.sh run`: waits for the load, prints the fixed base, then PoRep C2 c=$C j=$J (2, 4) until
+# `compact-witness.sh run`: waits for the load, prints the fixed base, then PoRep C2 c=$C j=$J (2, 4) until
 #   $DEADLINE s from the call's start, `cuzk status` and the daemon's VmRSS sampled every 10 s:
 #   partitions by stage, each partition's reservation against its measured bytes. The RSS
 #   growth per partition in flight is (VmRSS - the base) / the partitions in flight.
-# `m.sh restart`: stops the daemon and starts it again ($SYNTH unset: the default config).
+# `compact-witness.sh restart`: stops the daemon and starts it again ($SYNTH unset: the default config).
 # DEVICE_ABC=false (prep, restart) has a/b/c made on the host and uploaded instead.
 # Everything is TIMING-ONLY: the proofs do not verify.
 set -uo pipefail
@@ -36,6 +36,6 @@ run)
   $D/cuzk status 2>&1 | head -30; vmhwm
   save; cp -f /tmp/bench-m-status.log $OUT/ 2>/dev/null
   ;;
-*) echo "usage: m.sh prep|run|restart" >&2; exit 2 ;;
+*) echo "usage: compact-witness.sh prep|run|restart" >&2; exit 2 ;;
 esac
 echo "== phase M ${1:-} done at $(( $(date +%s) - T0 )) s"
