@@ -44,6 +44,30 @@ pub enum GenCommand {
     /// benchmarks: proofs made with them DO NOT VERIFY, and `cuzk daemon` refuses them unless
     /// `[allow] timing_only = true`.
     TimingParams(TimingParamsArgs),
+    /// Compile a Filecoin circuit's constraint matrices into the compiled cache that `cuzk
+    /// daemon` opens at start instead of compiling (`[srs] compiled_cache`), keyed by its
+    /// parameter file. For a box whose memory cannot hold the compile (~7.4 GiB and ~2 min on
+    /// one thread for porep-32g): run it once where it can, with the same parameter file, and
+    /// copy the cache over (or share the directory). A file already there is checked whole
+    /// (its digest, read a window at a time) and kept when intact; a stale or damaged one is
+    /// compiled again.
+    Compiled(CompiledArgs),
+}
+
+/// Arguments of `cuzk gen compiled`.
+#[derive(Args)]
+pub struct CompiledArgs {
+    /// The circuit id (`porep-32g`, `snap-32g`, `wpost-32g`, `winning-32g`, `porep-2k`, ...).
+    #[arg(long)]
+    pub circuit: String,
+    /// The parameter directory (the daemon's `srs.params_dir`): the circuit's parameter file
+    /// is the cache's key.
+    #[arg(long)]
+    pub params_dir: PathBuf,
+    /// The cache directory (the daemon's `srs.compiled_cache_dir`); default
+    /// `<params_dir>/cuzk-compiled`, as the daemon's.
+    #[arg(long)]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Arguments of `cuzk gen timing-params`.
@@ -116,7 +140,66 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         GenCommand::Params(p) => run_params(p),
         GenCommand::Testdata(t) => run_testdata(t),
         GenCommand::TimingParams(t) => run_timing_params(t),
+        GenCommand::Compiled(c) => run_compiled(c),
     }
+}
+
+fn run_compiled(args: CompiledArgs) -> anyhow::Result<()> {
+    use cuzk_filecoin::compiled::{compile_again, open_or_compile, Source, CACHE_SUBDIR};
+    let id: cuzk_filecoin::CircuitId = args
+        .circuit
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--circuit {}: {e}", args.circuit))?;
+    let params = id.param_files()?.params_path(&args.params_dir);
+    anyhow::ensure!(
+        params.is_file(),
+        "no parameter file for {id} at {} (the cache is keyed by it)",
+        params.display()
+    );
+    let dir = args
+        .cache_dir
+        .unwrap_or_else(|| args.params_dir.join(CACHE_SUBDIR));
+    let t = Instant::now();
+    let (c, mut source) = open_or_compile(id, &params, &dir)?;
+    if matches!(source, Source::Cache) {
+        // Opened from its header: the matrices pass once, their digest checked at the end.
+        let checked = c.stream_matrices::<cuzk_groth16::compiled::CircuitFileError>(
+            CompiledCircuit::STREAM_WINDOW,
+            |_| Ok(()),
+        );
+        if let Err(e) = checked {
+            println!("{id}: the cached file is damaged ({e}); compiling again");
+            source = compile_again(id, &params, &dir, e.to_string())?.1;
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let hwm = peak_rss_kib().map_or("?".into(), |k| format!("{:.2} GB", k as f64 * 1024.0 / 1e9));
+    match source {
+        Source::Cache => println!(
+            "{id}: cached and intact in {} ({:.1} s to check; peak RSS {hwm})",
+            dir.display(),
+            secs
+        ),
+        Source::Compiled { refused, stored } => {
+            if let Some(why) = refused {
+                println!("{id}: the cached file was not used: {why}");
+            }
+            stored.map_err(|why| anyhow::anyhow!("{id}: compiled, but not cached: {why}"))?;
+            println!(
+                "{id}: compiled and cached in {} ({:.1} s; peak RSS {hwm})",
+                dir.display(),
+                secs
+            );
+        }
+    }
+    Ok(())
+}
+
+/// This process's peak RSS (VmHWM) in KiB, where /proc says.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The note written beside TIMING-ONLY parameters, whose file names cannot say it.
