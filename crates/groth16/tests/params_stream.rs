@@ -178,18 +178,23 @@ fn the_header_holds_no_points_and_the_stream_equals_the_whole_read() {
     assert_eq!(from_loaded, from_whole);
 }
 
-#[test]
-fn a_bad_point_stops_the_stream_at_its_index_before_its_window_is_handed_over() {
-    let (generated, _dir, path) = written();
-    let (header, _) = read_params_header(&path, &ReadOptions::default()).unwrap();
-    let c = header.counts();
-    // Point 16 of `l` (the third window of 7), a byte inside its x coordinate.
+/// A written file with point 16 of `l` (the third window of 7) damaged, a byte inside its x
+/// coordinate: the directory, the file, and the point's offset.
+fn l_point_16_damaged() -> (tempfile::TempDir, std::path::PathBuf, usize) {
+    let (generated, dir, path) = written();
+    let c = generated.counts();
     let vk_end = 3 * 96 + 3 * 192 + 4 + 96 * generated.vk().ic.len();
     let l_first = vk_end + 4 + 96 * c.h + 4;
     let point = l_first + 16 * 96;
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[point + 20] ^= 0x10;
     std::fs::write(&path, &bytes).unwrap();
+    (dir, path, point)
+}
+
+#[test]
+fn a_bad_point_stops_the_stream_at_its_index_before_its_window_is_handed_over() {
+    let (_dir, path, point) = l_point_16_damaged();
     // The header has no point of `l` to check.
     let (mut header, _) = read_params_header(&path, &ReadOptions::default()).unwrap();
     let mut seen = Vec::new();
@@ -363,15 +368,8 @@ fn the_wire_stream_hands_over_the_files_bytes_in_order_and_they_decode_to_the_po
 /// shrank each end the stream (no reader left waiting).
 #[test]
 fn a_bad_point_in_the_wire_stream_is_named_as_the_host_decoder_names_it() {
-    let (generated, _dir, path) = written();
+    let (_dir, path, point) = l_point_16_damaged();
     let (header, _) = read_params_header(&path, &ReadOptions::default()).unwrap();
-    let c = header.counts();
-    let vk_end = 3 * 96 + 3 * 192 + 4 + 96 * generated.vk().ic.len();
-    let l_first = vk_end + 4 + 96 * c.h + 4;
-    let point = l_first + 16 * 96;
-    let mut bytes = std::fs::read(&path).unwrap();
-    bytes[point + 20] ^= 0x10;
-    std::fs::write(&path, &bytes).unwrap();
     let opts = ReadOptions {
         check_points: false,
         ..small_windows()
@@ -388,14 +386,11 @@ fn a_bad_point_in_the_wire_stream_is_named_as_the_host_decoder_names_it() {
         .unwrap_err();
     assert_eq!(format!("{err:?}"), format!("{expected:?}"));
     assert_eq!(format!("{:?}", named.unwrap()), format!("{expected:?}"));
-    assert!(matches!(
-        err,
-        ParamsError::BadPoint {
-            section: "l",
-            index: 16,
-            ..
-        }
-    ));
+    assert!(
+        matches!(err, ParamsError::BadPoint { section: "l", index: 16, offset, .. }
+            if offset == point as u64),
+        "{err:?}"
+    );
 
     // The consumer's error ends the stream, at once.
     let mut calls = 0;
