@@ -2,9 +2,10 @@
 //! ([`ProverBackend::begin_resident`](cuzk_groth16::ProverBackend::begin_resident)): its VRAM
 //! copy is reserved and allocated first, each window is copied into place (decoded points,
 //! or the file's bytes decoded on the device: `wire.rs`), and the finished copy is pinned for
-//! as long as the SRS lives. The host never
-//! holds more than the window. Until it is finished, the copy is marked as uploading in the
-//! ledger, so no proof can use it half-filled; dropped unfinished, it is freed.
+//! as long as the SRS lives. The host never holds more than a window (decoded points) or two
+//! (the file's bytes, in page-locked staging). Until it is finished, the copy is marked as
+//! uploading in the ledger, so no proof can use it half-filled; dropped unfinished, it is
+//! freed.
 #![allow(unsafe_code)]
 
 use super::wire::WireStaging;
