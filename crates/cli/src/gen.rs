@@ -173,7 +173,8 @@ fn run_compiled(args: CompiledArgs) -> anyhow::Result<()> {
         }
     }
     let secs = t.elapsed().as_secs_f64();
-    let hwm = peak_rss_kib().map_or("?".into(), |k| format!("{:.2} GB", k as f64 * 1024.0 / 1e9));
+    let hwm =
+        cuzk_core::peak_rss_bytes().map_or("?".into(), |b| format!("{:.2} GB", b as f64 / 1e9));
     match source {
         Source::Cache => println!(
             "{id}: cached and intact in {} ({:.1} s to check; peak RSS {hwm})",
@@ -193,13 +194,6 @@ fn run_compiled(args: CompiledArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// This process's peak RSS (VmHWM) in KiB, where /proc says.
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The note written beside TIMING-ONLY parameters, whose file names cannot say it.

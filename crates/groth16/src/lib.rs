@@ -23,6 +23,7 @@ pub mod msm;
 pub mod params;
 pub mod proof;
 pub mod prover;
+mod read_ahead;
 pub mod recorder;
 pub mod setup;
 pub mod synthetic;

@@ -320,21 +320,8 @@ impl Srs {
         if !self.released {
             return 0;
         }
-        let c = self.counts;
-        let g1 = std::mem::size_of::<G1Affine>() as u64;
-        let g2 = std::mem::size_of::<G2Affine>() as u64;
-        let window = |n: usize, size: u64| {
-            let per = (opts.window_bytes as u64 / size).max(1);
-            (n as u64).min(per) * size
-        };
-        let largest = [c.h, c.l, c.a, c.b_g1]
-            .into_iter()
-            .map(|n| window(n, g1))
-            .chain([window(c.b_g2, g2)])
-            .max()
-            .unwrap_or(0);
         // The wire and in-memory sizes are equal (96 and 192 bytes): bytes and points alike.
-        2 * largest
+        2 * self.wire_window_bytes(opts)
     }
 
     /// Bytes of the five point sections when held in memory (by [`Srs::counts`]; the same

@@ -92,22 +92,14 @@ pub(crate) fn stream_to_backends(
         }
     }
     let mut all = true;
-    let mut finished = Vec::with_capacity(uploads.len());
-    for u in uploads {
-        finished.push(u.finish());
-    }
-    // A point one backend's decoder refused late (its last windows) is the file's fault.
-    // The other backends' finished copies are dropped with `srs`, which the caller drops.
-    let refused = finished
-        .iter()
-        .position(|r| matches!(r, Err(ProveError::Params(_))));
-    if let Some(Err(ProveError::Params(e))) = refused.map(|k| finished.swap_remove(k)) {
-        return Err(file_error(circuit_id, e));
-    }
-    for (b, r) in backends.iter().zip(finished) {
-        match r {
+    for (b, u) in backends.iter().zip(uploads) {
+        match u.finish() {
             Ok(true) => {}
             Ok(false) => all = false,
+            // A point the backend's decoder refused late (its last windows) is the file's
+            // fault: the uploads not finished are dropped (abandoned), the finished copies go
+            // with `srs`, which the caller drops.
+            Err(ProveError::Params(e)) => return Err(file_error(circuit_id, e)),
             Err(e) => {
                 tracing::warn!(circuit = %circuit_id, backend = %b.name(), err = %e, "completing the SRS's resident copy failed; its points are read into host memory");
                 all = false;

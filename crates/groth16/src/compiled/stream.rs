@@ -6,10 +6,9 @@
 //! PoRep's matrices; [`CompiledCircuit::load_host_matrices`] reads them whole the same way.
 use super::file::{array_digest, file_digest, CircuitFileError, Origin, PIECE};
 use super::{CompiledCircuit, AUX};
+use crate::read_ahead::read_ahead;
 use rayon::prelude::*;
 use std::io;
-use std::os::unix::fs::FileExt;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
 
 /// Which array of a matrix a window is from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,9 +107,6 @@ impl Check {
     }
 }
 
-/// One window read from the file: its job's index and bytes (or why not).
-type Read = io::Result<(usize, Vec<u8>)>;
-
 /// One window of the file: array (0..9, file order), first value, values, file offset.
 #[derive(Clone, Copy)]
 struct Job {
@@ -200,14 +196,8 @@ impl CompiledCircuit {
             }
             at += 4 * size as u64;
         }
-        let (tx, rx) = sync_channel::<Read>(1);
-        let (back, spare) = channel::<Vec<u8>>();
         let mut pieces: Vec<Vec<[u8; 64]>> = vec![Vec::new(); 9];
-        std::thread::scope(|s| {
-            let reader_jobs = &jobs;
-            s.spawn(move || read_ahead(origin, reader_jobs, &tx, &spare));
-            consume(origin, &jobs, rx, &back, &mut pieces, &mut check, &mut f)
-        })?;
+        consume(origin, &jobs, &mut pieces, &mut check, &mut f)?;
         let arrays: Vec<[u8; 64]> = origin
             .sizes
             .iter()
@@ -259,53 +249,29 @@ impl CompiledCircuit {
     }
 }
 
-/// The reader thread: every job's bytes in order, into buffers handed back by the consumer.
-/// Stops at the first error (sent on) or when the consumer has gone.
-fn read_ahead(
-    origin: &Origin,
-    jobs: &[Job],
-    tx: &std::sync::mpsc::SyncSender<Read>,
-    spare: &Receiver<Vec<u8>>,
-) {
-    for (i, job) in jobs.iter().enumerate() {
-        let mut buf = spare.try_recv().unwrap_or_default();
-        buf.resize(4 * job.len, 0);
-        let read = origin
-            .file
-            .read_exact_at(&mut buf, job.at)
-            .map(|()| (i, buf));
-        let failed = read.is_err();
-        if tx.send(read).is_err() || failed {
-            return;
-        }
-    }
-}
-
-/// The consuming side: each window's bytes hashed by pieces, decoded, checked and handed to
-/// `f`. Returning drops `rx`, which stops the reader.
+/// Every job's bytes, read ahead on a thread of their own, hashed by pieces, decoded, checked
+/// and handed to `f`.
 fn consume<E: From<CircuitFileError>>(
     origin: &Origin,
     jobs: &[Job],
-    rx: Receiver<Read>,
-    back: &Sender<Vec<u8>>,
     pieces: &mut [Vec<[u8; 64]>],
     check: &mut Check,
     f: &mut impl FnMut(MatrixWindow<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let io_err = |e: io::Error| CircuitFileError::Io {
-        path: origin.path.clone(),
-        source: if e.kind() == io::ErrorKind::UnexpectedEof {
-            io::Error::other("the file became shorter while it was read")
-        } else {
-            e
-        },
+    let io_err = |e: io::Error| {
+        E::from(CircuitFileError::Io {
+            path: origin.path.clone(),
+            source: if e.kind() == io::ErrorKind::UnexpectedEof {
+                io::Error::other("the file became shorter while it was read")
+            } else {
+                e
+            },
+        })
     };
+    let extents: Vec<(u64, usize)> = jobs.iter().map(|j| (j.at, 4 * j.len)).collect();
     let mut values: Vec<u32> = Vec::new();
-    for job in jobs {
-        let (_, bytes) = rx
-            .recv()
-            .map_err(|_| io_err(io::Error::other("the reader thread stopped")))?
-            .map_err(io_err)?;
+    read_ahead(&origin.file, &extents, io_err, |k, bytes| {
+        let job = &jobs[k];
         pieces[job.array].extend(
             bytes
                 .par_chunks(4 * PIECE)
@@ -328,8 +294,6 @@ fn consume<E: From<CircuitFileError>>(
             path: origin.path.clone(),
             why,
         })?;
-        f(w)?;
-        let _ = back.send(bytes);
-    }
-    Ok(())
+        f(w)
+    })
 }

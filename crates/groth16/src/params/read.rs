@@ -447,25 +447,14 @@ fn read_points<P: WirePoint, E: From<ParamsError>>(
     Ok(())
 }
 
-/// Bytes one thread reads of a window at a time.
-const READ_PIECE: usize = 1 << 20;
-
 /// Reads `len` bytes of `file` from `offset` into a buffer, in pieces read in parallel (a
 /// positioned read each, so no shared file offset). Plain reads, no mapping: a file that
 /// changes or shrinks underneath only makes the reader decode garbage (a typed bad point or
 /// count) or fail with an I/O error, never fault.
 fn read_window(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
-    read_window_into(file, offset, &mut buf)?;
+    crate::read_ahead::read_into(file, offset, &mut buf)?;
     Ok(buf)
-}
-
-/// Fills `buf` with the bytes of `file` from `offset`, as [`read_window`] does.
-pub(super) fn read_window_into(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    buf.par_chunks_mut(READ_PIECE)
-        .enumerate()
-        .try_for_each(|(i, piece)| file.read_exact_at(piece, offset + (i * READ_PIECE) as u64))
 }
 
 /// A read position in a [`Source`], with bounds-checked reads.

@@ -4,17 +4,17 @@
 //! there, in place), so the host only reads. Reading window `k + 1` overlaps the backend's
 //! work on window `k`; the windows come in file order. [`WireWindow::decode`] decodes one on
 //! the host, for a backend that takes decoded points.
-use super::read::{decode_window, read_window_into};
+use super::read::decode_window;
 use super::wire::WirePoint;
-use super::{FileOrigin, G1Section, PointsWindow, ReadOptions, Srs};
+use super::{G1Section, PointsWindow, ReadOptions, Srs};
 use crate::error::ParamsError;
+use crate::read_ahead::{read_ahead, BUFFERS};
 use blstrs::{G1Affine, G2Affine};
 use rayon::prelude::*;
-use std::sync::mpsc;
 
 /// Windows of file bytes [`Srs::stream_wire`] holds at most: one the reader fills, one
 /// waiting, one the consumer holds.
-pub const WIRE_READ_WINDOWS: u64 = 3;
+pub const WIRE_READ_WINDOWS: u64 = BUFFERS as u64;
 
 /// Windows of host bytes of its own a backend's [`crate::ResidentUpload::put_wire`] may hold
 /// at most (its staging for a device copy, or a window of decoded points), by contract: what
@@ -48,6 +48,19 @@ impl WireSection {
             WireSection::G1(G1Section::BG1) => 3,
             WireSection::G2 => 4,
         }
+    }
+
+    /// The section's points in `counts`.
+    pub fn count(self, counts: &super::SrsCounts) -> usize {
+        match self {
+            WireSection::G1(s) => s.count(counts),
+            WireSection::G2 => counts.b_g2,
+        }
+    }
+
+    /// Points a window of at most `window_bytes` holds (at least one).
+    fn per_window(self, window_bytes: usize) -> usize {
+        (window_bytes / self.point_bytes()).max(1)
     }
 
     /// Bytes of one point in the file (96 in G1, 192 in G2), the same as in memory.
@@ -129,11 +142,19 @@ impl WireWindow<'_> {
     pub fn bad_point(&self, i: usize) -> ParamsError {
         let size = self.section.point_bytes();
         let bytes = self.bytes.get(i * size..(i + 1) * size).unwrap_or(&[]);
+        // The host's decoder on that one point: its reason, if it refuses it too.
         let reason = match self.section {
-            WireSection::G1(_) => host_reason::<G1Affine>(bytes, self.check_subgroup),
-            WireSection::G2 => host_reason::<G2Affine>(bytes, self.check_subgroup),
+            WireSection::G1(_) => {
+                decode_window::<G1Affine>(bytes, self.check_subgroup, &mut Vec::new())
+            }
+            WireSection::G2 => {
+                decode_window::<G2Affine>(bytes, self.check_subgroup, &mut Vec::new())
+            }
         };
-        self.point_error(i, reason.unwrap_or("refused by the device's decoder"))
+        self.point_error(
+            i,
+            reason.map_or("refused by the device's decoder", |(_, why)| why),
+        )
     }
 
     fn point_error(&self, i: usize, reason: &'static str) -> ParamsError {
@@ -143,15 +164,6 @@ impl WireWindow<'_> {
             offset: self.offset + (i * self.section.point_bytes()) as u64,
             reason,
         }
-    }
-}
-
-/// Why the host's decoder refuses `bytes` as a section's point, if it does.
-fn host_reason<P: WirePoint>(bytes: &[u8], check: bool) -> Option<&'static str> {
-    match P::decode(bytes, check) {
-        Ok(p) if p.is_infinity() => Some("point at infinity"),
-        Ok(_) => None,
-        Err(reason) => Some(reason),
     }
 }
 
@@ -169,12 +181,9 @@ struct Planned {
 fn plan(offsets: &[u64; 5], counts: &super::SrsCounts, window_bytes: usize) -> Vec<Planned> {
     let mut out = Vec::new();
     for section in WireSection::ALL {
-        let count = match section {
-            WireSection::G1(s) => s.count(counts),
-            WireSection::G2 => counts.b_g2,
-        };
+        let count = section.count(counts);
         let size = section.point_bytes();
-        let per = (window_bytes / size).max(1);
+        let per = section.per_window(window_bytes);
         let mut start = 0;
         while start < count {
             let n = per.min(count - start);
@@ -190,11 +199,12 @@ fn plan(offsets: &[u64; 5], counts: &super::SrsCounts, window_bytes: usize) -> V
     out
 }
 
-/// The largest window [`Srs::stream_wire`] hands over with `window_bytes`.
-pub(super) fn largest_window(counts: &super::SrsCounts, window_bytes: usize) -> u64 {
-    plan(&[0; 5], counts, window_bytes)
-        .iter()
-        .map(|w| w.len as u64)
+/// The largest window [`Srs::stream_wire`] (and [`Srs::stream_points`]) hands over with
+/// `window_bytes`: a whole section when it is smaller than a window.
+fn largest_window(counts: &super::SrsCounts, window_bytes: usize) -> u64 {
+    WireSection::ALL
+        .into_iter()
+        .map(|s| (s.count(counts).min(s.per_window(window_bytes)) * s.point_bytes()) as u64)
         .max()
         .unwrap_or(0)
 }
@@ -238,7 +248,15 @@ impl Srs {
             .into());
         };
         let windows = plan(&origin.offsets, &self.counts, opts.window_bytes);
-        read_ahead(origin, &windows, |w, bytes| {
+        let extents: Vec<(u64, usize)> = windows.iter().map(|w| (w.offset, w.len)).collect();
+        let io_err = |source| {
+            E::from(ParamsError::Io {
+                path: origin.path.clone(),
+                source,
+            })
+        };
+        read_ahead(&origin.file, &extents, io_err, |k, bytes| {
+            let w = &windows[k];
             f(WireWindow {
                 section: w.section,
                 start: w.start,
@@ -249,7 +267,8 @@ impl Srs {
         })
     }
 
-    /// Bytes of the largest window [`Srs::stream_wire`] hands over with `opts`.
+    /// Bytes of the largest window [`Srs::stream_wire`] (and [`Srs::stream_points`]) hands
+    /// over with `opts`.
     pub fn wire_window_bytes(&self, opts: &ReadOptions) -> u64 {
         largest_window(&self.counts, opts.window_bytes)
     }
@@ -287,54 +306,4 @@ impl Srs {
                 .for_each(|(out, p)| p.encode(out)),
         }
     }
-}
-
-/// Reads `windows` of `origin`'s file on a thread of its own, [`WIRE_READ_WINDOWS`] buffers
-/// in turn (allocated once), and hands each to `f` in order. The reader stops when `f` fails
-/// or the file does.
-fn read_ahead<E: From<ParamsError>>(
-    origin: &FileOrigin,
-    windows: &[Planned],
-    mut f: impl FnMut(&Planned, &[u8]) -> Result<(), E>,
-) -> Result<(), E> {
-    std::thread::scope(|s| {
-        // Bounded: the reader is at most one window ahead of the one waiting.
-        let (full_tx, full_rx) = mpsc::sync_channel::<Result<(usize, Vec<u8>), ParamsError>>(1);
-        let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
-        for _ in 0..WIRE_READ_WINDOWS {
-            let _ = empty_tx.send(Vec::new());
-        }
-        s.spawn(move || {
-            for (k, w) in windows.iter().enumerate() {
-                let Ok(mut buf) = empty_rx.recv() else { return };
-                buf.resize(w.len, 0);
-                let read = read_window_into(&origin.file, w.offset, &mut buf)
-                    .map(|()| (k, buf))
-                    .map_err(|source| ParamsError::Io {
-                        path: origin.path.clone(),
-                        source,
-                    });
-                let failed = read.is_err();
-                if full_tx.send(read).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        // Both channels' ends here drop when this returns, so a reader waiting on either
-        // stops, and the scope's join does not wait for ever.
-        for _ in 0..windows.len() {
-            let Ok(read) = full_rx.recv() else {
-                // The reader ended without a word (it panicked): the stream is not whole.
-                return Err(ParamsError::Io {
-                    path: origin.path.clone(),
-                    source: std::io::Error::other("the parameter file's reader stopped"),
-                }
-                .into());
-            };
-            let (k, buf) = read?;
-            f(&windows[k], &buf)?;
-            let _ = empty_tx.send(buf);
-        }
-        Ok(())
-    })
 }
