@@ -15,8 +15,8 @@
 use crate::error::{invalid, Result, Step};
 use crate::pipeline::DeviceBusy;
 use cuzk_core::{
-    Config, Engine, EngineError, JobPlan, JobState, PartitionPlan, Planner, ProofKind,
-    ProofRequest, SynthesisContext,
+    Config, Engine, EngineError, JobPlan, JobState, PartitionPlan, Planner, ProofRequest,
+    SynthesisContext, Work,
 };
 use cuzk_cuda::timing::{self, PartitionShape, NOT_VERIFYING};
 use cuzk_cuda::CudaProver;
@@ -135,8 +135,11 @@ fn copy_of(t: &Synthesized, reuse: Option<Synthesized>) -> Synthesized {
 
 impl Planner for TimingPlanner {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        let n = std::str::from_utf8(&req.vanilla_proof)
-            .ok()
+        let spec = match &req.work {
+            Work::Synthetic(spec) => Some(spec.as_str()),
+            Work::Filecoin(_) => None,
+        };
+        let n = spec
             .and_then(|s| s.strip_prefix("partitions="))
             .and_then(|s| s.parse::<usize>().ok())
             .filter(|n| *n > 0)
@@ -227,11 +230,7 @@ async fn run_jobs(engine: &Engine, partitions: usize, per_job: usize) -> Result<
     while left > 0 {
         let n = left.min(per_job.max(1));
         left -= n;
-        let req = ProofRequest {
-            kind: ProofKind::Synthetic,
-            vanilla_proof: format!("partitions={n}").into_bytes(),
-            ..ProofRequest::default()
-        };
+        let req = ProofRequest::synthetic(format!("partitions={n}"));
         ids.push(engine.submit(req)?.job_id);
     }
     for id in &ids {

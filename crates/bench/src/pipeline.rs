@@ -5,7 +5,7 @@ use cuzk_core::config::format_size;
 use cuzk_core::peak_rss_bytes;
 use cuzk_core::{
     BusySource, Category, DeviceStatus, Engine, EngineError, JobState, PartitionTimeline, Priority,
-    ProofKind, ProofRequest,
+    ProofRequest, Work,
 };
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -13,10 +13,8 @@ use std::time::{Duration, Instant};
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
-    /// The request kind.
-    pub kind: ProofKind,
-    /// The request payload (a synthetic spec string, or a vanilla proof).
-    pub payload: Vec<u8>,
+    /// What every job proves.
+    pub work: Work,
     /// Jobs in total.
     pub jobs: usize,
     /// Jobs in flight at once.
@@ -29,8 +27,7 @@ impl BenchOptions {
     /// Synthetic jobs of `spec` (e.g. `synthetic:constraints=2^14,partitions=2`).
     pub fn synthetic(spec: &str, jobs: usize, concurrency: usize) -> BenchOptions {
         BenchOptions {
-            kind: ProofKind::Synthetic,
-            payload: spec.as_bytes().to_vec(),
+            work: Work::Synthetic(spec.to_string()),
             jobs,
             concurrency,
             priority: Priority::Normal,
@@ -165,10 +162,8 @@ pub async fn bench_pipeline(
         let engine = engine.clone();
         let req = ProofRequest {
             request_id: format!("bench-{run_tag}-{i}"),
-            kind: opts.kind,
             priority: opts.priority,
-            vanilla_proof: opts.payload.clone(),
-            ..Default::default()
+            work: opts.work.clone(),
         };
         handles.push(tokio::spawn(async move {
             let _permit = permit;

@@ -88,17 +88,6 @@ impl Outcome {
     }
 }
 
-/// The short name of a kind.
-fn kind_name(kind: ProofKind) -> &'static str {
-    match kind {
-        ProofKind::PoRepSealCommit => "porep",
-        ProofKind::SnapDealsUpdate => "snap",
-        ProofKind::WindowPostPartition => "wpost",
-        ProofKind::WinningPost => "winning",
-        _ => "other",
-    }
-}
-
 /// Proves and checks every kind at every size, one after the other; an error in one does not
 /// stop the others (it is that row's verdict).
 pub async fn run(dial: &Dial, opts: &SelftestOptions) -> Result<Vec<Outcome>> {
@@ -141,7 +130,7 @@ async fn one(
     opts: &SelftestOptions,
 ) -> Outcome {
     let mut o = Outcome {
-        kind: kind_name(kind).to_string(),
+        kind: kind.short_name().to_string(),
         sector_size: size.to_string(),
         partitions: 0,
         seconds: 0.0,
@@ -267,8 +256,8 @@ fn write_record(path: &Path, req: &ProofRequest, proof: &[u8], o: &Outcome) -> R
     let rec = Record {
         note: WARNING,
         kind: &o.kind,
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
+        sector_size: req.sector_size().bytes(),
+        registered_proof: req.registered_proof(),
         verdict: o.verdict.to_string(),
         published_vk: o.published_vk,
         proof_hex: hex::encode(proof),
@@ -282,7 +271,7 @@ fn write_record(path: &Path, req: &ProofRequest, proof: &[u8], o: &Outcome) -> R
 fn public_inputs(req: &ProofRequest) -> cuzk_filecoin::Result<serde_json::Value> {
     use serde_json::json;
     let prover_id = hex::encode(req.prover_id());
-    Ok(match req.kind {
+    Ok(match req.kind() {
         ProofKind::PoRepSealCommit => {
             let p = cuzk_filecoin::sparse::porep_public(req)?;
             json!({

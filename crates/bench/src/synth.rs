@@ -18,8 +18,8 @@
 //! includes building the circuit from the vanilla proof and freeing what synthesis produced. Its peak host bytes are the growth of the process's peak RSS over
 //! its run (`/proc/self/clear_refs` resets the peak; `None` where that is not available).
 use crate::error::{invalid, Result, Step};
-use cuzk_core::kinds::filecoin::{from_filecoin_request, FilecoinPlanner};
-use cuzk_core::{Planner, SynthesisContext};
+use cuzk_core::kinds::filecoin::FilecoinPlanner;
+use cuzk_core::{Planner, ProofRequest, SynthesisContext};
 use cuzk_filecoin::SectorSize;
 use cuzk_groth16::Synthesized;
 use std::time::{Duration, Instant};
@@ -159,7 +159,8 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
             "winning" => &shaped.winning,
             k => return Err(invalid!("kind {k}: one of porep, snap, wpost, winning")),
         };
-        let mut plan = planner.plan(from_filecoin_request(req, "bench-synth (TIMING-ONLY)"))?;
+        let mut plan = planner
+            .plan(ProofRequest::filecoin(req.clone()).with_id("bench-synth (TIMING-ONLY)"))?;
         if plan.partitions.is_empty() {
             return Err(invalid!("{kind}: the plan has no partitions"));
         }
@@ -180,7 +181,7 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
             .with_step(|| format!("synthesizing {circuit_id}"))?;
         // The same partition again, from a fresh plan: the steady state.
         let part = planner
-            .plan(from_filecoin_request(req, "bench-synth (TIMING-ONLY)"))?
+            .plan(ProofRequest::filecoin(req.clone()).with_id("bench-synth (TIMING-ONLY)"))?
             .partitions
             .swap_remove(0);
         let (synthesized, ours, ours_peak) = measured(|| constraints_of((part.synthesize)(ctx())));

@@ -53,12 +53,8 @@ pub fn run(a: SelftestArgs) -> anyhow::Result<()> {
         .iter()
         .map(|k| -> anyhow::Result<ProofKind> {
             let wire = parse_kind(k)? as i32;
-            let kind = ProofKind::from_wire(wire)?;
-            anyhow::ensure!(
-                kind.is_filecoin(),
-                "--kinds: {k} is not a Filecoin proof kind"
-            );
-            Ok(kind)
+            ProofKind::from_wire(wire)
+                .map_err(|_| anyhow::anyhow!("--kinds: {k} is not a Filecoin proof kind"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let sizes = a

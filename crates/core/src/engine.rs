@@ -294,7 +294,7 @@ impl Engine {
 /// not expect) into a typed error for this request: the caller gets INVALID_ARGUMENT, not a
 /// reset stream, and the daemon keeps serving.
 fn plan_guarded(planner: &dyn Planner, req: ProofRequest) -> Result<JobPlan, EngineError> {
-    let kind = req.kind;
+    let kind = req.kind();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| planner.plan(req))) {
         Ok(r) => r,
         Err(panic) => {

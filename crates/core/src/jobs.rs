@@ -34,7 +34,7 @@ impl RequestHead {
     pub(crate) fn of(req: &ProofRequest) -> RequestHead {
         RequestHead {
             request_id: req.request_id.clone(),
-            kind: req.kind,
+            kind: req.kind(),
             priority: req.priority,
             payload_bytes: req.payload_bytes(),
             digest: (!req.request_id.is_empty()).then(|| req.digest()),

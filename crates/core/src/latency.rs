@@ -204,19 +204,15 @@ mod tests {
     fn kinds_are_counted_apart_and_percentiles_follow_the_recent_jobs() {
         let book = LatencyBook::default();
         for ms in 1..=100 {
-            book.record(ProofKind::WinningPost, Outcome::Completed, &timings(ms));
+            book.record(ProofKind::WINNING_POST, Outcome::Completed, &timings(ms));
         }
-        book.record(ProofKind::WinningPost, Outcome::Failed, &timings(999_999));
-        book.record(ProofKind::PoRepSealCommit, Outcome::Cancelled, &timings(5));
-        book.record(
-            ProofKind::PoRepSealCommit,
-            Outcome::Completed,
-            &timings(20_000),
-        );
+        book.record(ProofKind::WINNING_POST, Outcome::Failed, &timings(999_999));
+        book.record(ProofKind::POREP, Outcome::Cancelled, &timings(5));
+        book.record(ProofKind::POREP, Outcome::Completed, &timings(20_000));
         let s = book.snapshot();
         assert_eq!(s.len(), 2);
         let (porep, winning) = (&s[0], &s[1]);
-        assert_eq!(porep.kind, ProofKind::PoRepSealCommit);
+        assert_eq!(porep.kind, ProofKind::POREP);
         assert_eq!((porep.completed, porep.failed, porep.cancelled), (1, 0, 1));
         assert_eq!((winning.completed, winning.failed), (100, 1));
         let total = &winning.phases[3];
@@ -236,7 +232,7 @@ mod tests {
 
         // Only the last RECENT values make the percentiles; the histogram keeps them all.
         for _ in 0..RECENT {
-            book.record(ProofKind::WinningPost, Outcome::Completed, &timings(7));
+            book.record(ProofKind::WINNING_POST, Outcome::Completed, &timings(7));
         }
         let w = &book.snapshot()[1].phases[3];
         assert_eq!(

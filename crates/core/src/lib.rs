@@ -58,7 +58,9 @@ pub use planner::{
     FinishFn, JobPlan, PartitionPlan, Planner, PrepareHints, Prepared, PreparedData,
     SynthesisContext, SynthesizeFn, VerifyFn,
 };
-pub use request::{JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted};
+pub use request::{
+    JobOutcome, JobState, JobTimings, Priority, ProofKind, ProofRequest, Submitted, Work,
+};
 pub use request_buffer::{RequestPermit, STREAM_WINDOW};
 pub use srs::{SrsEntryStatus, SrsTier};
 pub use status::{

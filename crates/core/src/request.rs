@@ -2,9 +2,101 @@
 use std::fmt;
 use std::time::Duration;
 
-/// The kind of proof a request asks for: `cuzk-filecoin`'s type (the gRPC `ProofKind`, plus
-/// [`ProofKind::Synthetic`] for test and benchmark circuits), one type for every crate.
-pub use cuzk_filecoin::ProofKind;
+/// The kind of proof a job proves: a Filecoin proof, or a synthetic circuit (tests and
+/// benchmarks). Numbered as the wire protocol's `ProofKind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProofKind {
+    /// A Filecoin proof (wire numbers 1–4).
+    Filecoin(cuzk_filecoin::ProofKind),
+    /// A synthetic circuit whose spec travels in `vanilla_proof` (`SYNTHETIC` = 100).
+    Synthetic,
+}
+
+impl ProofKind {
+    /// PoRep commit phase 2.
+    pub const POREP: ProofKind = ProofKind::Filecoin(cuzk_filecoin::ProofKind::PoRepSealCommit);
+    /// SnapDeals sector update.
+    pub const SNAP: ProofKind = ProofKind::Filecoin(cuzk_filecoin::ProofKind::SnapDealsUpdate);
+    /// One WindowPoSt partition.
+    pub const WINDOW_POST: ProofKind =
+        ProofKind::Filecoin(cuzk_filecoin::ProofKind::WindowPostPartition);
+    /// WinningPoSt.
+    pub const WINNING_POST: ProofKind = ProofKind::Filecoin(cuzk_filecoin::ProofKind::WinningPost);
+    /// Every kind, in reporting order.
+    pub const ALL: [ProofKind; 5] = [
+        ProofKind::POREP,
+        ProofKind::SNAP,
+        ProofKind::WINDOW_POST,
+        ProofKind::WINNING_POST,
+        ProofKind::Synthetic,
+    ];
+    /// The wire number of [`ProofKind::Synthetic`].
+    pub const SYNTHETIC_WIRE: i32 = 100;
+
+    /// From the wire number.
+    pub fn from_wire(n: i32) -> Result<ProofKind, cuzk_filecoin::FilecoinError> {
+        match n {
+            Self::SYNTHETIC_WIRE => Ok(ProofKind::Synthetic),
+            n => cuzk_filecoin::ProofKind::from_wire(n).map(ProofKind::Filecoin),
+        }
+    }
+
+    /// The wire number.
+    pub fn to_wire(self) -> i32 {
+        match self {
+            ProofKind::Filecoin(k) => k.to_wire(),
+            ProofKind::Synthetic => Self::SYNTHETIC_WIRE,
+        }
+    }
+
+    /// The protocol's name (`POREP_SEAL_COMMIT`, …, `SYNTHETIC`), as status, metrics and logs
+    /// print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::Filecoin(k) => k.name(),
+            ProofKind::Synthetic => "SYNTHETIC",
+        }
+    }
+
+    /// The short lowercase name people type (`porep`, …, `synthetic`).
+    pub fn short_name(self) -> &'static str {
+        match self {
+            ProofKind::Filecoin(k) => k.short_name(),
+            ProofKind::Synthetic => "synthetic",
+        }
+    }
+
+    /// The most `vanilla_proofs` entries a request of this kind may carry
+    /// ([`cuzk_filecoin::ProofKind::max_vanilla_proofs`]; synthetic requests take none).
+    pub fn max_vanilla_proofs(self) -> usize {
+        match self {
+            ProofKind::Filecoin(k) => k.max_vanilla_proofs(),
+            ProofKind::Synthetic => 0,
+        }
+    }
+
+    /// The level a request of this kind runs at when it names none: WinningPoSt (a deadline
+    /// of seconds) CRITICAL, WindowPoSt HIGH, everything else NORMAL.
+    pub fn natural_priority(self) -> Priority {
+        match self {
+            ProofKind::WINNING_POST => Priority::Critical,
+            ProofKind::WINDOW_POST => Priority::High,
+            _ => Priority::Normal,
+        }
+    }
+}
+
+impl From<cuzk_filecoin::ProofKind> for ProofKind {
+    fn from(k: cuzk_filecoin::ProofKind) -> ProofKind {
+        ProofKind::Filecoin(k)
+    }
+}
+
+impl fmt::Display for ProofKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Scheduling priority; higher runs first. FIFO within one level.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -46,57 +138,75 @@ impl fmt::Display for Priority {
     }
 }
 
-/// A proof request, as received from a client (fields follow `SubmitProofRequest`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A proof request as the engine takes it: what is generic (the caller's id, the priority)
+/// and the work, decoded from the wire once (by the server) into its kind's own type.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProofRequest {
     /// The caller's idempotency key: a second submit with the same non-empty id returns the
     /// first job instead of starting another. Empty: no idempotency.
     pub request_id: String,
-    /// What to prove.
-    pub kind: ProofKind,
     /// Scheduling priority.
     pub priority: Priority,
-    /// Sector size in bytes.
-    pub sector_size: u64,
-    /// Numeric registered proof (RegisteredSealProof / PoSt / Update, as in the FFI).
-    pub registered_proof: u64,
-    /// Single vanilla proof payload (PoRep C1 envelope; synthetic spec string).
-    pub vanilla_proof: Vec<u8>,
-    /// Per-partition or per-sector vanilla proofs (SnapDeals, PoSt).
-    pub vanilla_proofs: Vec<Vec<u8>>,
-    /// Sector number.
-    pub sector_number: u64,
-    /// Miner actor id.
-    pub miner_id: u64,
-    /// 32-byte PoSt randomness.
-    pub randomness: Vec<u8>,
-    /// WindowPoSt partition index.
-    pub partition_index: u32,
-    /// SnapDeals: old replica commitment.
-    pub comm_r_old: Vec<u8>,
-    /// SnapDeals: new replica commitment.
-    pub comm_r_new: Vec<u8>,
-    /// SnapDeals: new data commitment.
-    pub comm_d_new: Vec<u8>,
+    /// What to prove.
+    pub work: Work,
+}
+
+/// What a request proves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// A Filecoin proof: kind, registered proof and payload.
+    Filecoin(cuzk_filecoin::ProofRequest),
+    /// A synthetic circuit, by its spec string (`synthetic:constraints=…,partitions=…`).
+    Synthetic(String),
 }
 
 impl ProofRequest {
-    /// Bytes of payload the request carries (accounted while it is queued).
-    pub fn payload_bytes(&self) -> u64 {
-        (self.vanilla_proof.len()
-            + self.vanilla_proofs.iter().map(Vec::len).sum::<usize>()
-            + self.randomness.len()
-            + self.comm_r_old.len()
-            + self.comm_r_new.len()
-            + self.comm_d_new.len()
-            + self.request_id.len()) as u64
+    /// A request for `work` with no request id, at its kind's natural priority.
+    pub fn new(work: Work) -> ProofRequest {
+        let kind = work.kind();
+        ProofRequest {
+            request_id: String::new(),
+            priority: kind.natural_priority(),
+            work,
+        }
     }
 
-    /// SHA-256 of everything that decides the proof: kind, registered proof, sector size and
-    /// number, miner, PoSt randomness and partition, commitments and every payload byte (each
-    /// field length-prefixed). Not the request id or the priority: a retry of the same work
-    /// at another priority is the same request. Two requests with one `request_id` are one
-    /// job only when their digests agree.
+    /// A Filecoin request with no request id, at its kind's natural priority.
+    pub fn filecoin(req: cuzk_filecoin::ProofRequest) -> ProofRequest {
+        ProofRequest::new(Work::Filecoin(req))
+    }
+
+    /// A synthetic circuit's request with no request id, at NORMAL priority.
+    pub fn synthetic(spec: impl Into<String>) -> ProofRequest {
+        ProofRequest::new(Work::Synthetic(spec.into()))
+    }
+
+    /// The same request under `request_id`.
+    pub fn with_id(self, request_id: impl Into<String>) -> ProofRequest {
+        ProofRequest {
+            request_id: request_id.into(),
+            ..self
+        }
+    }
+
+    /// What kind of proof it asks for.
+    pub fn kind(&self) -> ProofKind {
+        self.work.kind()
+    }
+
+    /// Bytes of payload the request carries (accounted while it is queued).
+    pub fn payload_bytes(&self) -> u64 {
+        self.request_id.len() as u64
+            + match &self.work {
+                Work::Filecoin(r) => r.payload_bytes(),
+                Work::Synthetic(spec) => spec.len() as u64,
+            }
+    }
+
+    /// SHA-256 of everything that decides the proof: the kind, then each value the work is
+    /// made of, length-prefixed ([`cuzk_filecoin::ProofRequest::digest_fields`]). Not the
+    /// request id or the priority: a retry of the same work at another priority is the same
+    /// request. Two requests with one `request_id` are one job only when their digests agree.
     pub fn digest(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
@@ -104,22 +214,22 @@ impl ProofRequest {
             h.update((b.len() as u64).to_le_bytes());
             h.update(b);
         };
-        field(self.kind.to_string().as_bytes());
-        field(&self.registered_proof.to_le_bytes());
-        field(&self.sector_size.to_le_bytes());
-        field(&self.sector_number.to_le_bytes());
-        field(&self.miner_id.to_le_bytes());
-        field(&self.partition_index.to_le_bytes());
-        field(&self.randomness);
-        field(&self.comm_r_old);
-        field(&self.comm_r_new);
-        field(&self.comm_d_new);
-        field(&self.vanilla_proof);
-        field(&(self.vanilla_proofs.len() as u64).to_le_bytes());
-        for v in &self.vanilla_proofs {
-            field(v);
+        field(self.kind().name().as_bytes());
+        match &self.work {
+            Work::Filecoin(r) => r.digest_fields(&mut field),
+            Work::Synthetic(spec) => field(spec.as_bytes()),
         }
         h.finalize().into()
+    }
+}
+
+impl Work {
+    /// What kind of proof it is.
+    pub fn kind(&self) -> ProofKind {
+        match self {
+            Work::Filecoin(r) => ProofKind::Filecoin(r.kind()),
+            Work::Synthetic(_) => ProofKind::Synthetic,
+        }
     }
 }
 
@@ -207,4 +317,74 @@ pub(crate) fn clip(s: &str) -> std::borrow::Cow<'_, str> {
         end -= 1;
     }
     format!("{}…", &s[..end]).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuzk_filecoin::ProofKind as Fc;
+
+    fn snap() -> cuzk_filecoin::ProofRequest {
+        let mut r = cuzk_filecoin::ProofRequest::new(Fc::SnapDealsUpdate, 2048, 0).unwrap();
+        r.vanilla_proofs = vec![vec![1, 2, 3]];
+        r.comm_r_old = vec![4; 32];
+        r
+    }
+
+    /// Two requests under one id are one job only when the digest agrees: every field that
+    /// decides the proof must change it, the id and the priority must not.
+    #[test]
+    fn the_digest_covers_every_field_that_decides_the_proof() {
+        let base = ProofRequest::filecoin(snap());
+        let d = base.digest();
+        let mut changed: Vec<(&str, cuzk_filecoin::ProofRequest)> = Vec::new();
+        let mut with = |what, f: &dyn Fn(&mut cuzk_filecoin::ProofRequest)| {
+            let mut r = snap();
+            f(&mut r);
+            changed.push((what, r));
+        };
+        with("vanilla_proof", &|r| r.vanilla_proof = vec![0]);
+        with("vanilla_proofs", &|r| r.vanilla_proofs[0][2] = 9);
+        with("one more entry", &|r| r.vanilla_proofs.push(Vec::new()));
+        with("sector_number", &|r| r.sector_number = 1);
+        with("miner_id", &|r| r.miner_id = 1);
+        with("randomness", &|r| r.randomness = vec![0; 32]);
+        with("partition_index", &|r| r.partition_index = 1);
+        with("comm_r_old", &|r| r.comm_r_old[0] = 5);
+        with("comm_r_new", &|r| r.comm_r_new = vec![4; 32]);
+        with("comm_d_new", &|r| r.comm_d_new = vec![4; 32]);
+        // Bytes moved from one field to the next: length prefixes tell them apart.
+        with("a byte moved", &|r| {
+            r.comm_r_old.pop();
+            r.comm_r_new = vec![4];
+        });
+        changed.push(("registered proof", snap().with_header(0, 1).unwrap()));
+        for (what, r) in changed {
+            assert_ne!(ProofRequest::filecoin(r).digest(), d, "{what}");
+        }
+        let same = ProofRequest {
+            request_id: "retry".into(),
+            priority: Priority::Low,
+            ..base.clone()
+        };
+        assert_eq!(same.digest(), d);
+        // A sector size of 0 is the registered proof's: the same request.
+        let sized = snap().with_header(2048, 0).unwrap();
+        assert_eq!(ProofRequest::filecoin(sized).digest(), d);
+        assert_ne!(ProofRequest::synthetic("x").digest(), d);
+    }
+
+    #[test]
+    fn kinds_keep_the_wire_numbers_and_natural_priorities() {
+        for k in ProofKind::ALL {
+            assert_eq!(ProofKind::from_wire(k.to_wire()).unwrap(), k);
+        }
+        assert_eq!(ProofKind::Synthetic.to_wire(), 100);
+        assert_eq!(ProofKind::POREP.to_wire(), 1);
+        assert!(ProofKind::from_wire(0).is_err() && ProofKind::from_wire(5).is_err());
+        let winning = cuzk_filecoin::ProofRequest::new(Fc::WinningPost, 2048, 0).unwrap();
+        assert_eq!(ProofRequest::filecoin(winning).priority, Priority::Critical);
+        assert_eq!(ProofRequest::synthetic("x").priority, Priority::Normal);
+        assert_eq!(ProofKind::SNAP.to_string(), "SNAP_DEALS_UPDATE");
+    }
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{fake_srs, sim_config, FakeBackend, FakePlanner};
-use cuzk_core::{BusySource, Engine, JobState, Priority, ProofKind, ProofRequest};
+use cuzk_core::{BusySource, Engine, JobState, Priority, ProofRequest};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,10 +34,8 @@ async fn run(e: &Engine, jobs: usize) -> (Duration, Option<Duration>, Duration, 
         .map(|i| {
             e.submit(ProofRequest {
                 request_id: format!("busy-{i}"),
-                kind: ProofKind::Synthetic,
                 priority: Priority::Normal,
-                vanilla_proof: b"fake".to_vec(),
-                ..Default::default()
+                ..ProofRequest::synthetic("fake")
             })
             .unwrap()
             .job_id

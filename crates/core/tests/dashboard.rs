@@ -5,7 +5,7 @@
 mod common;
 
 use common::{fake_srs, partition_worth, sim_config, FakeBackend, FakePlanner};
-use cuzk_core::{Engine, JobState, ProofKind, ProofRequest};
+use cuzk_core::{Engine, JobState, ProofRequest};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,9 +85,7 @@ async fn the_dashboard_queries_only_what_the_daemon_exports() {
     let id = e
         .submit(ProofRequest {
             request_id: "dash".into(),
-            kind: ProofKind::Synthetic,
-            vanilla_proof: b"fake".to_vec(),
-            ..Default::default()
+            ..ProofRequest::synthetic("fake")
         })
         .unwrap()
         .job_id;

@@ -4,21 +4,17 @@
 mod common;
 
 use common::{fake_srs, sim_config, FakeBackend, FakePlanner};
-use cuzk_core::{
-    Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofKind, ProofRequest,
-};
+use cuzk_core::{Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofRequest};
 use cuzk_groth16::Srs;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn req(id: &str, payload: &[u8]) -> ProofRequest {
+fn req(id: &str, payload: &str) -> ProofRequest {
     ProofRequest {
         request_id: id.into(),
-        kind: ProofKind::Synthetic,
         priority: Priority::Normal,
-        vanilla_proof: payload.to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic(payload)
     }
 }
 
@@ -32,9 +28,9 @@ struct Tricky(FakePlanner);
 
 impl Planner for Tricky {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        match req.vanilla_proof.as_slice() {
-            b"panic" => panic!("field element is not canonical"),
-            b"fail" => {
+        match common::spec(&req) {
+            "panic" => panic!("field element is not canonical"),
+            "fail" => {
                 let mut plan = self.0.plan(req)?;
                 for p in &mut plan.partitions {
                     p.synthesize =
@@ -42,7 +38,7 @@ impl Planner for Tricky {
                 }
                 Ok(plan)
             }
-            b"whereami" => {
+            "whereami" => {
                 // Records where the synthesis and its parallel work ran, per priority.
                 let prio = req.priority;
                 let shape = self.0.shape();
@@ -96,13 +92,13 @@ fn engine(synth: Duration) -> Engine {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_id_retry_after_cancel_or_failure_starts_a_new_job() {
     let e = engine(Duration::from_millis(200));
-    let a = e.submit(req("retry-1", b"ok")).unwrap();
+    let a = e.submit(req("retry-1", "ok")).unwrap();
     e.cancel(&a.job_id).unwrap();
     assert!(matches!(
         e.wait(&a.job_id, None).await.unwrap().state,
         JobState::Cancelled
     ));
-    let b = e.submit(req("retry-1", b"ok")).unwrap();
+    let b = e.submit(req("retry-1", "ok")).unwrap();
     assert!(!b.duplicate, "a cancelled job is not the retry's answer");
     assert_ne!(a.job_id, b.job_id);
     assert!(matches!(
@@ -110,7 +106,7 @@ async fn request_id_retry_after_cancel_or_failure_starts_a_new_job() {
         JobState::Completed { .. }
     ));
     // Now completed: the same request is idempotent again.
-    let c = e.submit(req("retry-1", b"ok")).unwrap();
+    let c = e.submit(req("retry-1", "ok")).unwrap();
     assert!(c.duplicate);
     assert_eq!(c.job_id, b.job_id);
     // The cancelled job's own outcome stays readable by its id.
@@ -119,12 +115,12 @@ async fn request_id_retry_after_cancel_or_failure_starts_a_new_job() {
         JobState::Cancelled
     ));
 
-    let f = e.submit(req("retry-2", b"fail")).unwrap();
+    let f = e.submit(req("retry-2", "fail")).unwrap();
     assert!(matches!(
         e.wait(&f.job_id, None).await.unwrap().state,
         JobState::Failed { .. }
     ));
-    let g = e.submit(req("retry-2", b"fail")).unwrap();
+    let g = e.submit(req("retry-2", "fail")).unwrap();
     assert!(!g.duplicate, "a failed job is not the retry's answer");
     assert_ne!(f.job_id, g.job_id);
 }
@@ -134,29 +130,30 @@ async fn request_id_retry_after_cancel_or_failure_starts_a_new_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_id_of_another_request_is_a_conflict() {
     let e = engine(Duration::from_millis(1));
-    let a = e.submit(req("sector-1234", b"ok")).unwrap();
-    let other = req("sector-1234", b"other");
+    let a = e.submit(req("sector-1234", "ok")).unwrap();
+    let other = req("sector-1234", "other");
     match e.submit(other) {
         Err(EngineError::RequestIdConflict(m)) => {
             assert!(m.contains("sector-1234") && m.contains(&a.job_id), "{m}")
         }
         r => panic!("expected a conflict, got {r:?}"),
     }
-    // Another registered proof with the same payload is another request too.
-    let mut other = req("sector-1234", b"ok");
-    other.registered_proof = 8;
+    // Another kind of work under the id is another request too (each field of a Filecoin
+    // request counts: `request.rs`' digest test).
+    let porep = cuzk_filecoin::ProofRequest::new(cuzk_filecoin::ProofKind::PoRepSealCommit, 0, 5);
+    let other = ProofRequest::filecoin(porep.unwrap()).with_id("sector-1234");
     assert!(matches!(
         e.submit(other),
         Err(EngineError::RequestIdConflict(_))
     ));
     // The priority is not part of the request: a retry at another priority is the same job.
-    let mut same = req("sector-1234", b"ok");
+    let mut same = req("sector-1234", "ok");
     same.priority = Priority::High;
     assert_eq!(e.submit(same).unwrap().job_id, a.job_id);
     // An overlong id is cut in the message.
     let long = "x".repeat(10_000);
-    e.submit(req(&long, b"ok")).unwrap();
-    match e.submit(req(&long, b"other")) {
+    e.submit(req(&long, "ok")).unwrap();
+    match e.submit(req(&long, "other")) {
         Err(e) => assert!(e.to_string().len() < 1024, "{} bytes", e.to_string().len()),
         Ok(_) => panic!("conflict expected"),
     }
@@ -168,7 +165,7 @@ async fn request_id_of_another_request_is_a_conflict() {
 async fn job_ids_are_random_not_sequential() {
     let e = engine(Duration::from_millis(1));
     let ids: Vec<String> = (0..16)
-        .map(|_| e.submit(req("", b"ok")).unwrap().job_id)
+        .map(|_| e.submit(req("", "ok")).unwrap().job_id)
         .collect();
     for id in &ids {
         let hex = id.strip_prefix("job-").expect("job- prefix");
@@ -193,13 +190,13 @@ async fn job_ids_are_random_not_sequential() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panic_in_planning_is_an_invalid_request_and_the_engine_serves_on() {
     let e = engine(Duration::from_millis(1));
-    match e.submit_async(req("p", b"panic")).await {
+    match e.submit_async(req("p", "panic")).await {
         Err(EngineError::InvalidRequest(m)) => {
             assert!(m.contains("field element is not canonical"), "{m}")
         }
         r => panic!("expected InvalidRequest, got {r:?}"),
     }
-    let ok = e.submit(req("q", b"ok")).unwrap();
+    let ok = e.submit(req("q", "ok")).unwrap();
     assert!(matches!(
         e.wait(&ok.job_id, None).await.unwrap().state,
         JobState::Completed { .. }
@@ -230,7 +227,7 @@ async fn critical_and_high_wait_at_most_one_and_two_prover_times_under_load() {
     )
     .expect("engine");
     let bulk: Vec<String> = (0..12)
-        .map(|i| e.submit(req(&format!("bulk-{i}"), b"ok")).unwrap().job_id)
+        .map(|i| e.submit(req(&format!("bulk-{i}"), "ok")).unwrap().job_id)
         .collect();
     // Let the bulk work fill every stage: slots, the provers' queue, the device.
     tokio::time::sleep(Duration::from_millis(4 * PROVE_MS)).await;
@@ -238,7 +235,7 @@ async fn critical_and_high_wait_at_most_one_and_two_prover_times_under_load() {
     // partitions, as it should): HIGH first, then CRITICAL, the bulk load running throughout.
     let mut urgent = Vec::new();
     for (prio, id) in [(Priority::High, "high"), (Priority::Critical, "crit")] {
-        let mut r = req(id, b"ok");
+        let mut r = req(id, "ok");
         r.priority = prio;
         let job = e.submit(r).unwrap().job_id;
         assert!(matches!(
@@ -366,7 +363,7 @@ async fn a_failing_device_is_retried_around_and_quarantined() {
     let good = Arc::new(Flaky::new("good", 0));
     let e = flaky_engine(vec![bad.clone(), good.clone()], 2);
     let jobs: Vec<String> = (0..8)
-        .map(|i| e.submit(req(&format!("j{i}"), b"ok")).unwrap().job_id)
+        .map(|i| e.submit(req(&format!("j{i}"), "ok")).unwrap().job_id)
         .collect();
     for j in &jobs {
         let s = outcome(&e, j).await;
@@ -397,7 +394,7 @@ async fn a_failing_device_is_retried_around_and_quarantined() {
 async fn one_device_retries_once_then_fails_the_job() {
     let once = Arc::new(Flaky::new("once", 1));
     let e = flaky_engine(vec![once.clone()], 1);
-    let j = e.submit(req("first", b"ok")).unwrap().job_id;
+    let j = e.submit(req("first", "ok")).unwrap().job_id;
     assert!(matches!(outcome(&e, &j).await, JobState::Completed { .. }));
     let d = &e.status().devices[0];
     assert!(d.errors == 1 && !d.quarantined, "{d:?}");
@@ -405,7 +402,7 @@ async fn one_device_retries_once_then_fails_the_job() {
 
     let always = Arc::new(Flaky::new("always", usize::MAX));
     let e = flaky_engine(vec![always.clone()], 1);
-    let j = e.submit(req("doomed", b"ok")).unwrap().job_id;
+    let j = e.submit(req("doomed", "ok")).unwrap().job_id;
     match outcome(&e, &j).await {
         JobState::Failed { error } => {
             assert!(error.contains("illegal memory access"), "{error}");
@@ -415,7 +412,7 @@ async fn one_device_retries_once_then_fails_the_job() {
     }
     assert_eq!(always.calls(), 2);
     // The only device keeps serving even once quarantined: a job still gets its attempt.
-    let j = e.submit(req("after", b"ok")).unwrap().job_id;
+    let j = e.submit(req("after", "ok")).unwrap().job_id;
     assert!(matches!(outcome(&e, &j).await, JobState::Failed { .. }));
     let d = &e.status().devices[0];
     assert!(d.quarantined && d.errors == 4, "{d:?}");
@@ -442,7 +439,7 @@ async fn timing_only_parameters_are_refused_unless_allowed_and_then_said() {
         Arc::new(planner()),
     )
     .expect("engine");
-    let job = e.submit(req("refused", b"ok")).unwrap().job_id;
+    let job = e.submit(req("refused", "ok")).unwrap().job_id;
     match e.wait(&job, None).await.unwrap().state {
         JobState::Failed { error } => {
             assert!(error.contains("TIMING-ONLY"), "{error}");
@@ -470,7 +467,7 @@ async fn timing_only_parameters_are_refused_unless_allowed_and_then_said() {
         Arc::new(planner()),
     )
     .expect("engine");
-    let job = e.submit(req("allowed", b"ok")).unwrap().job_id;
+    let job = e.submit(req("allowed", "ok")).unwrap().job_id;
     let out = e.wait(&job, None).await.unwrap();
     assert!(matches!(out.state, JobState::Completed { .. }), "{out:?}");
     let note = out.note.expect("a timing-only note");
@@ -497,7 +494,7 @@ async fn urgent_partitions_synthesize_on_their_own_cpu_pool() {
         Priority::High,
         Priority::Critical,
     ] {
-        let mut r = req("", b"whereami");
+        let mut r = req("", "whereami");
         r.priority = prio;
         jobs.push(e.submit(r).unwrap().job_id);
     }

@@ -2,8 +2,7 @@
 //! proves with the CPU backend and self-checks every partition against the file's key.
 use cuzk_core::kinds::synthetic::{parse_request, SyntheticPlanner};
 use cuzk_core::{
-    Config, Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofKind, ProofRequest,
-    SrsTier,
+    Config, Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofRequest, SrsTier,
 };
 use cuzk_groth16::{CpuProver, ProveError, ProverBackend};
 use rand_chacha::ChaCha8Rng;
@@ -79,10 +78,8 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     let e = Engine::new(config, vec![Arc::new(CpuProver::new())], planner).unwrap();
     let req = ProofRequest {
         request_id: "file-1".into(),
-        kind: ProofKind::Synthetic,
         priority: Priority::High,
-        vanilla_proof: SPEC.as_bytes().to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic(SPEC)
     };
     let id = e.submit(req).unwrap().job_id;
     let o = e.wait(&id, None).await.unwrap();
@@ -105,9 +102,7 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     cuzk_groth16::params::write_params(&path, &mixed).unwrap();
     let req = ProofRequest {
         request_id: "file-2".into(),
-        kind: ProofKind::Synthetic,
-        vanilla_proof: SPEC.as_bytes().to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic(SPEC)
     };
     let id = e.submit(req).unwrap().job_id;
     match e.wait(&id, None).await.unwrap().state {
@@ -118,9 +113,7 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     std::fs::write(&path, b"not a params file").unwrap();
     let req = ProofRequest {
         request_id: "file-3".into(),
-        kind: ProofKind::Synthetic,
-        vanilla_proof: SPEC.as_bytes().to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic(SPEC)
     };
     let id = e.submit(req).unwrap().job_id;
     match e.wait(&id, None).await.unwrap().state {
@@ -144,9 +137,7 @@ fn small_config(budget: u64) -> Config {
 fn spec_request(id: &str) -> ProofRequest {
     ProofRequest {
         request_id: id.into(),
-        kind: ProofKind::Synthetic,
-        vanilla_proof: SPEC.as_bytes().to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic(SPEC)
     }
 }
 
@@ -318,9 +309,7 @@ async fn the_host_copy_is_released_once_every_backend_holds_the_srs() {
             let id = e
                 .submit(ProofRequest {
                     request_id: format!("own-{i}"),
-                    kind: ProofKind::Synthetic,
-                    vanilla_proof: SPEC.as_bytes().to_vec(),
-                    ..Default::default()
+                    ..ProofRequest::synthetic(SPEC)
                 })
                 .unwrap()
                 .job_id;

@@ -11,9 +11,7 @@
 //! 19.1 MB budget with default settings, 16.5 MB with these).
 use cuzk_core::kinds::synthetic::{circuit_id, parse_request, SyntheticPlanner};
 use cuzk_core::{current_rss_bytes, peak_rss_bytes};
-use cuzk_core::{
-    Config, Engine, JobState, Planner, Priority, ProofKind, ProofRequest, WorkingSetEstimate,
-};
+use cuzk_core::{Config, Engine, JobState, Planner, Priority, ProofRequest, WorkingSetEstimate};
 use cuzk_groth16::proof::{Proof, PROOF_BYTES};
 use cuzk_groth16::verifier::{verify_proof, PreparedVerifyingKey};
 use cuzk_groth16::CpuProver;
@@ -93,10 +91,8 @@ async fn run() {
             let sub = e
                 .submit(ProofRequest {
                     request_id: format!("real-{j}"),
-                    kind: ProofKind::Synthetic,
                     priority: Priority::Normal,
-                    vanilla_proof: SPEC.as_bytes().to_vec(),
-                    ..Default::default()
+                    ..ProofRequest::synthetic(SPEC)
                 })
                 .unwrap();
             e.wait(&sub.job_id, None).await.unwrap()

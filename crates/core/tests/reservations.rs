@@ -8,7 +8,7 @@ mod common;
 
 use common::{fake_srs, partition_worth, sim_config, FakeBackend, FakePlanner};
 use cuzk_core::{
-    Category, Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofKind, ProofRequest,
+    Category, Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofRequest,
     WorkingSetEstimate,
 };
 use cuzk_groth16::Srs;
@@ -56,18 +56,16 @@ fn planner(dir: &Path) -> Arc<Kept> {
     })
 }
 
-fn req(id: &str, payload: &[u8]) -> ProofRequest {
+fn req(id: &str, payload: &str) -> ProofRequest {
     ProofRequest {
         request_id: id.into(),
-        kind: ProofKind::PoRepSealCommit,
         priority: Priority::Normal,
-        vanilla_proof: payload.to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic(payload)
     }
 }
 
 async fn proves(e: &Engine, id: &str) {
-    let job = e.submit(req(id, b"")).expect("accepted").job_id;
+    let job = e.submit(req(id, "")).expect("accepted").job_id;
     let o = e.wait(&job, Some(Duration::from_secs(30))).await.unwrap();
     assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
 }
@@ -125,13 +123,13 @@ async fn a_restart_reserves_the_earlier_run_s_measurement_not_the_worst_case() {
         planner(elsewhere.path()),
     )
     .unwrap();
-    match cold.submit(req("cold", b"")) {
+    match cold.submit(req("cold", "")) {
         Err(EngineError::TooLarge { .. }) => {}
         other => panic!("the worst case fitted: {:?}", other.map(|s| s.job_id)),
     }
 
     // A request whose real need exceeds the whole budget is still refused, clearly.
-    match restarted.submit(req("huge", b"huge")) {
+    match restarted.submit(req("huge", "huge")) {
         Err(e @ EngineError::TooLarge { .. }) => {
             let m = e.to_string();
             assert!(m.contains("huge") && m.contains("budget"), "{m}");
@@ -165,7 +163,7 @@ async fn a_prover_that_counts_its_start_bytes_gets_them_reserved_exactly() {
         Arc::new(planner),
     )
     .unwrap();
-    let id = e.submit(req("counted", b"")).unwrap().job_id;
+    let id = e.submit(req("counted", "")).unwrap().job_id;
     let t0 = Instant::now();
     while e.status().stages.proving == 0 {
         assert!(t0.elapsed() < Duration::from_secs(10), "never proving");

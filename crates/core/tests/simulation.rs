@@ -4,7 +4,7 @@
 mod common;
 
 use common::{fake_srs, partition_worth, sim_config, FakeBackend, FakePlanner};
-use cuzk_core::{Category, Engine, EngineError, JobState, Priority, ProofKind, ProofRequest};
+use cuzk_core::{Category, Engine, EngineError, JobState, Priority, ProofKind, ProofRequest, Work};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,10 +12,8 @@ use std::time::{Duration, Instant};
 fn req(i: usize, priority: Priority) -> ProofRequest {
     ProofRequest {
         request_id: format!("req-{i}"),
-        kind: ProofKind::Synthetic,
         priority,
-        vanilla_proof: b"fake".to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic("fake")
     }
 }
 
@@ -267,7 +265,7 @@ async fn partition_larger_than_the_budget_fails_fast() {
     let e = engine(planner, Arc::new(FakeBackend::new(1, 0)), 4);
     let t0 = Instant::now();
     let mut r = req(1, Priority::Normal);
-    r.vanilla_proof = b"huge".to_vec();
+    r.work = Work::Synthetic("huge".into());
     match e.submit(r) {
         Err(EngineError::TooLarge {
             needed,
@@ -280,14 +278,14 @@ async fn partition_larger_than_the_budget_fails_fast() {
         other => panic!("{other:?}"),
     }
     let mut r = req(2, Priority::Normal);
-    r.vanilla_proof = b"bigsrs".to_vec();
+    r.work = Work::Synthetic("bigsrs".into());
     let err = e.submit(r).unwrap_err();
     assert!(matches!(err, EngineError::TooLarge { .. }), "{err}");
     assert!(err.to_string().contains("SRS bigsrs"), "{err}");
     assert!(t0.elapsed() < Duration::from_millis(500));
     // Bad input is that request's problem alone.
     let mut bad = req(3, Priority::Normal);
-    bad.vanilla_proof = b"bad".to_vec();
+    bad.work = Work::Synthetic("bad".into());
     assert!(matches!(e.submit(bad), Err(EngineError::InvalidRequest(_))));
     let ok = e.submit(req(4, Priority::Normal)).unwrap();
     assert!(matches!(

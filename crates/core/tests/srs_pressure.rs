@@ -3,17 +3,15 @@
 mod common;
 
 use common::{fake_srs, partition_worth, sim_config, FakeBackend, FakePlanner};
-use cuzk_core::{Engine, JobState, Priority, ProofKind, ProofRequest, SrsTier};
+use cuzk_core::{Engine, JobState, Priority, ProofRequest, SrsTier};
 use std::sync::Arc;
 use std::time::Duration;
 
-fn req(i: usize, payload: &[u8]) -> ProofRequest {
+fn req(i: usize, payload: &str) -> ProofRequest {
     ProofRequest {
         request_id: format!("req-{i}"),
-        kind: ProofKind::Synthetic,
         priority: Priority::Normal,
-        vanilla_proof: payload.to_vec(),
-        ..Default::default()
+        ..ProofRequest::synthetic(payload)
     }
 }
 
@@ -50,7 +48,7 @@ async fn idle_srs_is_evicted_lru_when_another_needs_the_room() {
     .unwrap();
     let mut ids = Vec::new();
     for i in 0..6 {
-        let payload: &[u8] = if i % 2 == 1 { b"other" } else { b"fake" };
+        let payload = if i % 2 == 1 { "other" } else { "fake" };
         ids.push(e.submit(req(i, payload)).unwrap().job_id);
     }
     for id in &ids {
@@ -106,7 +104,7 @@ async fn a_recently_used_srs_is_kept_while_the_partitions_in_flight_can_make_roo
             Arc::new(planner),
         )
         .unwrap();
-        for (i, payload) in [b"fake".as_slice(), b"other"].into_iter().enumerate() {
+        for (i, payload) in ["fake", "other"].into_iter().enumerate() {
             let id = e.submit(req(i, payload)).unwrap().job_id;
             let o = e.wait(&id, Some(Duration::from_secs(30))).await.unwrap();
             assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");

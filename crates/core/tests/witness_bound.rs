@@ -6,8 +6,8 @@
 //! the compact witness), and each one's bytes are checked against the first one's
 //! calibration: the CPU prover's layout, and the device prover's (which counts its `start`
 //! bytes; here none, the tightest case).
-use cuzk_core::kinds::filecoin::{from_filecoin_request, FilecoinPlanner};
-use cuzk_core::{resident_bytes, Planner, SynthesisContext, WorkingSetEstimate};
+use cuzk_core::kinds::filecoin::FilecoinPlanner;
+use cuzk_core::{resident_bytes, Planner, ProofRequest, SynthesisContext, WorkingSetEstimate};
 use cuzk_filecoin::sparse::request;
 use cuzk_filecoin::{ProofKind, SectorSize};
 use std::collections::HashMap;
@@ -41,7 +41,7 @@ fn calibration_covers_every_partition(size: SectorSize) {
             for seed in 1..=3 {
                 let (req, _) = request(kind, size, seed, None).expect("request");
                 let plan = planner
-                    .plan(from_filecoin_request(&req, "bound"))
+                    .plan(ProofRequest::filecoin(req.clone()).with_id("bound"))
                     .expect("plan");
                 for p in plan.partitions {
                     let data = prepared

@@ -4,7 +4,7 @@
 //! to the kinds' planners (the vocabulary they share is in [`crate::partition`]).
 use cuzk_groth16::Proof;
 
-use crate::error::{FilecoinError, Result};
+use crate::error::Result;
 use crate::partition::{ProofPlan, Recorded, Synthesis, PARTITION_PROOF_BYTES};
 use crate::registry::ProofKind;
 use crate::request::ProofRequest;
@@ -25,11 +25,10 @@ pub fn plan(req: &ProofRequest) -> Result<ProofPlan> {
 
 /// Decodes a request and splits it into partition jobs whose work is `S`'s.
 pub(crate) fn plan_with<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
-    match req.kind {
+    match req.kind() {
         ProofKind::PoRepSealCommit => crate::porep::plan::<S>(req),
         ProofKind::SnapDealsUpdate => crate::snap::plan::<S>(req),
         ProofKind::WindowPostPartition => crate::post::plan_window::<S>(req),
         ProofKind::WinningPost => crate::post::plan_winning::<S>(req),
-        ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(req.kind.to_wire())),
     }
 }

@@ -48,7 +48,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
 
 /// Plans a PoRep C2 request.
 pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
-    let (rp, size) = req.registered()?;
+    let (rp, size) = (req.registered(), req.sector_size());
     let RegisteredProof::Seal(seal) = rp else {
         return unreachable_kind();
     };
@@ -56,7 +56,7 @@ pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work
     if phase1.registered_proof != seal {
         return Err(FilecoinError::Mismatch {
             field: "vanilla_proof.Phase1Out.registered_proof",
-            expected: format!("{seal:?} (registered_proof {})", req.registered_proof),
+            expected: format!("{seal:?} (registered_proof {})", req.registered_proof()),
             got: format!("{:?}", phase1.registered_proof),
         });
     }
@@ -278,7 +278,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait, S: Synthesis>(
     });
 
     Ok(ProofPlan {
-        kind: req.kind,
+        kind: req.kind(),
         registered_proof: RegisteredProof::Seal(seal),
         circuit_id,
         jobs,

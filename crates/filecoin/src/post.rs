@@ -48,7 +48,7 @@ struct Decoded {
 }
 
 fn decode_common(req: &ProofRequest) -> Result<(Decoded, crate::registry::SectorSize)> {
-    let (rp, size) = req.registered()?;
+    let (rp, size) = (req.registered(), req.sector_size());
     let RegisteredProof::PoSt(post) = rp else {
         return Err(FilecoinError::Filecoin {
             context: "decoding registered_proof",

@@ -7,12 +7,9 @@ use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUp
 
 use crate::error::{FilecoinError, Result};
 
-/// What a request asks for: the wire protocol's `ProofKind` (same numbers), one type for every
-/// crate (`cuzk-core` re-exports it).
-///
-/// [`ProofKind::Synthetic`] is the benchmark and test kind (a synthetic circuit whose spec
-/// string travels in `vanilla_proof`); it is not a Filecoin proof, and this crate's planner
-/// refuses it ([`FilecoinError::UnsupportedKind`]).
+/// The Filecoin proof a request asks for: the wire protocol's `ProofKind` numbers 1–4.
+/// (`SYNTHETIC` = 100, the benchmark circuits, is not a Filecoin proof: it is `cuzk-core`'s
+/// kind, which wraps this one.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ProofKind {
     /// PoRep commit phase 2 (`POREP_SEAL_COMMIT` = 1).
@@ -24,18 +21,15 @@ pub enum ProofKind {
     WindowPostPartition,
     /// WinningPoSt (`WINNING_POST` = 4).
     WinningPost,
-    /// A synthetic circuit for tests and benchmarks (`SYNTHETIC` = 100); not a Filecoin proof.
-    Synthetic,
 }
 
 impl ProofKind {
     /// Every kind, in reporting order.
-    pub const ALL: [ProofKind; 5] = [
+    pub const ALL: [ProofKind; 4] = [
         ProofKind::PoRepSealCommit,
         ProofKind::SnapDealsUpdate,
         ProofKind::WindowPostPartition,
         ProofKind::WinningPost,
-        ProofKind::Synthetic,
     ];
 
     /// From the wire number.
@@ -53,26 +47,25 @@ impl ProofKind {
             ProofKind::SnapDealsUpdate => 2,
             ProofKind::WindowPostPartition => 3,
             ProofKind::WinningPost => 4,
-            ProofKind::Synthetic => 100,
         }
     }
 
     /// The most `vanilla_proofs` entries a request of this kind can carry, whatever its
     /// sector size: SnapDeals one per update partition (16 at 32 and 64 GiB), WindowPoSt one
-    /// per sector of the partition (2349 at 32 GiB), WinningPoSt its one sector; PoRep and
-    /// synthetic requests travel in `vanilla_proof` and take none. The server checks counts
+    /// per sector of the partition (2349 at 32 GiB), WinningPoSt its one sector; PoRep
+    /// travels in `vanilla_proof` and takes none. The server checks counts
     /// against this before it decodes a message (each entry costs far more decoded than on
     /// the wire); the planner then checks the exact count for the sector size.
     pub fn max_vanilla_proofs(self) -> usize {
         match self {
-            ProofKind::PoRepSealCommit | ProofKind::Synthetic => 0,
+            ProofKind::PoRepSealCommit => 0,
             ProofKind::SnapDealsUpdate => 16,
             ProofKind::WindowPostPartition => 2349,
             ProofKind::WinningPost => 1,
         }
     }
 
-    /// The protocol's name (`POREP_SEAL_COMMIT`, ..., `SYNTHETIC`), as status, metrics and
+    /// The protocol's name (`POREP_SEAL_COMMIT`, ..., `WINNING_POST`), as status, metrics and
     /// logs print it ([`fmt::Display`] writes it too).
     pub fn name(self) -> &'static str {
         match self {
@@ -80,24 +73,17 @@ impl ProofKind {
             ProofKind::SnapDealsUpdate => "SNAP_DEALS_UPDATE",
             ProofKind::WindowPostPartition => "WINDOW_POST_PARTITION",
             ProofKind::WinningPost => "WINNING_POST",
-            ProofKind::Synthetic => "SYNTHETIC",
         }
     }
 
-    /// The short lowercase name people type (`porep`, `snap`, `wpost`, `winning`, `synthetic`).
+    /// The short lowercase name people type (`porep`, `snap`, `wpost`, `winning`).
     pub fn short_name(self) -> &'static str {
         match self {
             ProofKind::PoRepSealCommit => "porep",
             ProofKind::SnapDealsUpdate => "snap",
             ProofKind::WindowPostPartition => "wpost",
             ProofKind::WinningPost => "winning",
-            ProofKind::Synthetic => "synthetic",
         }
-    }
-
-    /// Whether the kind is a Filecoin proof (every kind but [`ProofKind::Synthetic`]).
-    pub fn is_filecoin(self) -> bool {
-        self != ProofKind::Synthetic
     }
 }
 
@@ -248,7 +234,6 @@ impl RegisteredProof {
                 }
                 Ok(RegisteredProof::PoSt(p))
             }
-            ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(kind.to_wire())),
         }
     }
 
@@ -401,14 +386,13 @@ impl CircuitKind {
         }
     }
 
-    /// The kind of circuit a request of `kind` proves; [`ProofKind::Synthetic`] has none here.
-    pub fn of(kind: ProofKind) -> Result<CircuitKind> {
+    /// The kind of circuit a request of `kind` proves.
+    pub fn of(kind: ProofKind) -> CircuitKind {
         match kind {
-            ProofKind::PoRepSealCommit => Ok(CircuitKind::PoRep),
-            ProofKind::SnapDealsUpdate => Ok(CircuitKind::Snap),
-            ProofKind::WindowPostPartition => Ok(CircuitKind::WindowPost),
-            ProofKind::WinningPost => Ok(CircuitKind::WinningPost),
-            ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(kind.to_wire())),
+            ProofKind::PoRepSealCommit => CircuitKind::PoRep,
+            ProofKind::SnapDealsUpdate => CircuitKind::Snap,
+            ProofKind::WindowPostPartition => CircuitKind::WindowPost,
+            ProofKind::WinningPost => CircuitKind::WinningPost,
         }
     }
 }

@@ -1,24 +1,25 @@
-//! The proof request as this crate sees it (mirroring the wire protocol's
-//! `SubmitProofRequest`), and the field-level checks shared by every kind.
+//! The Filecoin proof request (decoded from the wire protocol's `SubmitProofRequest` once),
+//! the PoRep C1 forms, and the field-level checks shared by every kind.
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{FilecoinError, Result};
 use crate::registry::{prover_id_from_miner_id, ProofKind, RegisteredProof, SectorSize};
 
-/// A proof request: the proving fields of the wire protocol's `SubmitProofRequest`.
+/// A Filecoin proof request, decoded from the wire protocol's `SubmitProofRequest` once: the
+/// one value that travels from the server through the engine to this crate's planners.
 ///
-/// Which fields matter depends on `kind` (see `PROTOCOL.md`, "Payloads"); the others are
-/// ignored.
+/// The kind and its registered proof are decoded and checked against the sector size when the
+/// request is made ([`ProofRequest::new`]) and cannot change afterwards; the payload fields
+/// are public. Which of them matter depends on the kind (see `PROTOCOL.md`, "Payloads"); the
+/// others are ignored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProofRequest {
     /// What to prove.
-    pub kind: ProofKind,
-    /// Sector size in bytes.
-    pub sector_size: u64,
-    /// Go-side registered proof number for `kind`.
-    pub registered_proof: u64,
-    /// PoRep: the C1 JSON envelope.
+    kind: ProofKind,
+    /// `registered_proof`, decoded for `kind`; names the sector size.
+    registered: RegisteredProof,
+    /// PoRep: the C1 output (envelope or bare JSON, [`C1Input`]).
     pub vanilla_proof: Vec<u8>,
     /// SnapDeals: one bincode `PartitionProof` per partition; PoSt: one bincode
     /// `FallbackPoStSectorProof` per sector.
@@ -40,12 +41,30 @@ pub struct ProofRequest {
 }
 
 impl ProofRequest {
-    /// An empty request of `kind` (all other fields zero/empty), to fill in.
-    pub fn new(kind: ProofKind, sector_size: u64, registered_proof: u64) -> ProofRequest {
-        ProofRequest {
+    /// A request of `kind` with an empty payload, to fill in: decodes `registered_proof` for
+    /// `kind` and checks it against `sector_size`. A `sector_size` of 0 takes the size the
+    /// registered proof names (Curio's ProofShare SnapDeals requests set none).
+    pub fn new(kind: ProofKind, sector_size: u64, registered_proof: u64) -> Result<ProofRequest> {
+        let size = match sector_size {
+            0 => None,
+            n => Some(SectorSize::from_bytes(n, "sector_size")?),
+        };
+        let registered = RegisteredProof::decode(kind, registered_proof)?;
+        if let Some(size) = size {
+            if registered.sector_size() != size {
+                return Err(FilecoinError::Mismatch {
+                    field: "registered_proof",
+                    expected: format!("a {kind} proof for sector_size {size}"),
+                    got: format!(
+                        "{registered_proof} ({registered:?}, a {} proof)",
+                        registered.sector_size()
+                    ),
+                });
+            }
+        }
+        Ok(ProofRequest {
             kind,
-            sector_size,
-            registered_proof,
+            registered,
             vanilla_proof: Vec::new(),
             vanilla_proofs: Vec::new(),
             sector_number: 0,
@@ -55,7 +74,37 @@ impl ProofRequest {
             comm_r_old: Vec::new(),
             comm_r_new: Vec::new(),
             comm_d_new: Vec::new(),
-        }
+        })
+    }
+
+    /// The same payload under another sector size and registered proof, decoded and checked
+    /// as [`ProofRequest::new`] does.
+    pub fn with_header(self, sector_size: u64, registered_proof: u64) -> Result<ProofRequest> {
+        let head = ProofRequest::new(self.kind, sector_size, registered_proof)?;
+        Ok(ProofRequest {
+            registered: head.registered,
+            ..self
+        })
+    }
+
+    /// What to prove.
+    pub fn kind(&self) -> ProofKind {
+        self.kind
+    }
+
+    /// The registered proof, decoded.
+    pub fn registered(&self) -> RegisteredProof {
+        self.registered
+    }
+
+    /// The sector size (the registered proof's).
+    pub fn sector_size(&self) -> SectorSize {
+        self.registered.sector_size()
+    }
+
+    /// The Go-side registered proof number.
+    pub fn registered_proof(&self) -> u64 {
+        self.registered.to_u64()
     }
 
     /// The 32-byte prover id derived from `miner_id`.
@@ -63,29 +112,36 @@ impl ProofRequest {
         prover_id_from_miner_id(self.miner_id)
     }
 
-    /// Decodes `registered_proof` for `kind` and checks it against `sector_size`; a
-    /// `sector_size` of 0 takes the size the registered proof names (Curio's ProofShare
-    /// SnapDeals requests set none).
-    pub fn registered(&self) -> Result<(RegisteredProof, SectorSize)> {
-        if self.sector_size == 0 {
-            let rp = RegisteredProof::decode(self.kind, self.registered_proof)?;
-            return Ok((rp, rp.sector_size()));
+    /// Bytes of payload the request carries.
+    pub fn payload_bytes(&self) -> u64 {
+        (self.vanilla_proof.len()
+            + self.vanilla_proofs.iter().map(Vec::len).sum::<usize>()
+            + self.randomness.len()
+            + self.comm_r_old.len()
+            + self.comm_r_new.len()
+            + self.comm_d_new.len()) as u64
+    }
+
+    /// Hands `field` every value that decides the proof, one byte string each, in a fixed
+    /// order: kind, registered proof, sector size and number, miner, PoSt partition and
+    /// randomness, commitments, the payload (its entry count before the entries). Callers
+    /// hash them length-prefixed to tell two requests with one id apart.
+    pub fn digest_fields(&self, field: &mut dyn FnMut(&[u8])) {
+        field(self.kind.name().as_bytes());
+        field(&self.registered_proof().to_le_bytes());
+        field(&self.sector_size().bytes().to_le_bytes());
+        field(&self.sector_number.to_le_bytes());
+        field(&self.miner_id.to_le_bytes());
+        field(&self.partition_index.to_le_bytes());
+        field(&self.randomness);
+        field(&self.comm_r_old);
+        field(&self.comm_r_new);
+        field(&self.comm_d_new);
+        field(&self.vanilla_proof);
+        field(&(self.vanilla_proofs.len() as u64).to_le_bytes());
+        for v in &self.vanilla_proofs {
+            field(v);
         }
-        let size = SectorSize::from_bytes(self.sector_size, "sector_size")?;
-        let rp = RegisteredProof::decode(self.kind, self.registered_proof)?;
-        if rp.sector_size() != size {
-            return Err(FilecoinError::Mismatch {
-                field: "registered_proof",
-                expected: format!("a {} proof for sector_size {}", self.kind, size),
-                got: format!(
-                    "{} ({:?}, a {} proof)",
-                    self.registered_proof,
-                    rp,
-                    rp.sector_size()
-                ),
-            });
-        }
-        Ok((rp, size))
     }
 }
 
@@ -233,20 +289,27 @@ mod tests {
 
     #[test]
     fn registered_proof_must_match_sector_size() {
-        let req = ProofRequest::new(ProofKind::PoRepSealCommit, 2048, 8);
         assert!(matches!(
-            req.registered(),
+            ProofRequest::new(ProofKind::PoRepSealCommit, 2048, 8),
             Err(FilecoinError::Mismatch {
                 field: "registered_proof",
                 ..
             })
         ));
-        let req = ProofRequest::new(ProofKind::PoRepSealCommit, 2048, 5);
-        assert_eq!(req.registered().unwrap().1, SectorSize::S2KiB);
-        let req = ProofRequest::new(ProofKind::PoRepSealCommit, 4096, 5);
+        let req = ProofRequest::new(ProofKind::PoRepSealCommit, 2048, 5).unwrap();
+        assert_eq!(req.sector_size(), SectorSize::S2KiB);
+        assert_eq!(req.registered_proof(), 5);
+        // 0: the registered proof's own size (Curio's ProofShare SnapDeals).
+        let req = ProofRequest::new(ProofKind::SnapDealsUpdate, 0, 3).unwrap();
+        assert_eq!(req.sector_size(), SectorSize::S32GiB);
         assert!(matches!(
-            req.registered(),
+            ProofRequest::new(ProofKind::PoRepSealCommit, 4096, 5),
             Err(FilecoinError::UnsupportedSectorSize { .. })
+        ));
+        // A WindowPoSt number for a WinningPoSt request.
+        assert!(matches!(
+            ProofRequest::new(ProofKind::WinningPost, 2048, 5),
+            Err(FilecoinError::WrongProofType { .. })
         ));
     }
 

@@ -102,7 +102,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 
 /// Plans a SnapDeals request.
 pub(crate) fn plan<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
-    let (rp, size) = req.registered()?;
+    let (rp, size) = (req.registered(), req.sector_size());
     let RegisteredProof::Update(update) = rp else {
         return Err(FilecoinError::Filecoin {
             context: "decoding registered_proof",
@@ -233,7 +233,7 @@ fn plan_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, S: Synthesis
     });
 
     Ok(ProofPlan {
-        kind: req.kind,
+        kind: req.kind(),
         registered_proof: RegisteredProof::Update(update),
         circuit_id,
         jobs,

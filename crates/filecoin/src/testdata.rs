@@ -142,7 +142,7 @@ impl RequestSpec {
             ProofKind::from_wire(self.proof_kind)?,
             self.sector_size,
             self.registered_proof,
-        );
+        )?;
         if let Some(f) = &self.vanilla_proof_file {
             req.vanilla_proof = read(f)?;
         }

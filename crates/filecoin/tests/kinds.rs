@@ -68,7 +68,7 @@ fn porep_c2_proof_verifies_with_filecoin_proofs() {
     assert_eq!(bytes.len(), 192);
     plan.verify(&bytes).unwrap();
 
-    let rsp = cuzk_filecoin::registry::seal_from_u64(req.registered_proof).unwrap();
+    let rsp = cuzk_filecoin::registry::seal_from_u64(req.registered_proof()).unwrap();
     let s = &m.sector;
     let (comm_r, comm_d) = (common::b32(&s.comm_r), common::b32(&s.comm_d));
     let (ticket, seed) = (common::b32(&s.ticket), common::b32(&s.seed));
@@ -139,7 +139,7 @@ fn snap_deals_proof_verifies_with_filecoin_proofs() {
     let req = common::request("snap");
     let (bytes, inputs, plan) = prove(plan(&req).unwrap(), 2);
     plan.verify(&bytes).unwrap();
-    let up = cuzk_filecoin::registry::update_from_u64(req.registered_proof).unwrap();
+    let up = cuzk_filecoin::registry::update_from_u64(req.registered_proof()).unwrap();
     let (old, new, d) = (
         common::b32(&hex::encode(&req.comm_r_old)),
         common::b32(&hex::encode(&req.comm_r_new)),
@@ -187,7 +187,7 @@ fn winning_post_proof_verifies_with_filecoin_proofs() {
     let req = common::request("winning");
     let (bytes, _, plan) = prove(plan(&req).unwrap(), 3);
     plan.verify(&bytes).unwrap();
-    let post = cuzk_filecoin::registry::post_from_u64(req.registered_proof).unwrap();
+    let post = cuzk_filecoin::registry::post_from_u64(req.registered_proof()).unwrap();
     let rand = common::b32(&hex::encode(&req.randomness));
     let reps = replicas(&req, post);
     let prover_id = req.prover_id();
@@ -217,7 +217,7 @@ fn window_post_partition_proof_verifies_with_filecoin_proofs() {
     let req = common::request("wpost");
     let (bytes, _, plan) = prove(plan(&req).unwrap(), 4);
     plan.verify(&bytes).unwrap();
-    let post = cuzk_filecoin::registry::post_from_u64(req.registered_proof).unwrap();
+    let post = cuzk_filecoin::registry::post_from_u64(req.registered_proof()).unwrap();
     assert_eq!(post, RegisteredPoStProof::StackedDrgWindow2KiBV1_2);
     let rand = common::b32(&hex::encode(&req.randomness));
     let reps = replicas(&req, post);
@@ -252,8 +252,9 @@ fn window_post_partition_index_matters_only_before_v1_2() {
     // alone. Our vanilla proof answers the challenges of position 0.
     common::dir();
     let plan_for = |registered_proof: u64, partition_index: u32| {
-        let mut req = common::request("wpost");
-        req.registered_proof = registered_proof;
+        let mut req = common::request("wpost")
+            .with_header(2048, registered_proof)
+            .unwrap();
         req.partition_index = partition_index;
         plan(&req)
     };

@@ -11,6 +11,14 @@ fn err(req: &ProofRequest) -> FilecoinError {
     }
 }
 
+/// The error of `req` under another header: from decoding the header, else from planning.
+fn err_with(req: ProofRequest, sector_size: u64, registered_proof: u64) -> FilecoinError {
+    match req.with_header(sector_size, registered_proof) {
+        Ok(req) => err(&req),
+        Err(e) => e,
+    }
+}
+
 #[test]
 fn truncated_envelope_json_is_an_envelope_error() {
     common::dir();
@@ -45,9 +53,9 @@ fn truncated_phase1_json_is_a_phase1_error() {
 fn wrong_registered_proof_for_the_sector_size_is_rejected() {
     common::dir();
     for (kind, wrong) in [("porep", 8u64), ("snap", 3), ("winning", 3), ("wpost", 13)] {
-        let mut req = common::request(kind);
-        req.registered_proof = wrong;
-        let e = err(&req);
+        let req = common::request(kind);
+        let size = req.sector_size().bytes();
+        let e = err_with(req, size, wrong);
         assert!(
             matches!(
                 e,
@@ -60,20 +68,21 @@ fn wrong_registered_proof_for_the_sector_size_is_rejected() {
         );
     }
     // A WindowPoSt number on a WinningPoSt request.
-    let mut req = common::request("winning");
-    req.registered_proof = 10;
-    assert!(matches!(err(&req), FilecoinError::WrongProofType { .. }));
-    // Out of range.
-    let mut req = common::request("porep");
-    req.registered_proof = 99;
     assert!(matches!(
-        err(&req),
+        err_with(common::request("winning"), 2048, 10),
+        FilecoinError::WrongProofType { .. }
+    ));
+    // Out of range.
+    assert!(matches!(
+        err_with(common::request("porep"), 2048, 99),
         FilecoinError::UnknownRegisteredProof { .. }
     ));
-    // The envelope's proof type must match the request's.
-    let mut req = common::request("porep");
-    req.registered_proof = 0; // StackedDrg2KiBV1, the C1 output says V1_1
-    assert!(matches!(err(&req), FilecoinError::Mismatch { .. }));
+    // The envelope's proof type must match the request's: StackedDrg2KiBV1 passes the
+    // header, the C1 output says V1_1.
+    assert!(matches!(
+        err_with(common::request("porep"), 2048, 0),
+        FilecoinError::Mismatch { .. }
+    ));
 }
 
 #[test]
@@ -241,10 +250,10 @@ fn too_many_window_sectors_and_bad_partition_index_are_rejected() {
 #[test]
 fn unsupported_sector_size_and_kind_are_rejected() {
     common::dir();
-    let mut req = common::request("snap");
-    req.sector_size = 4096;
+    let req = common::request("snap");
+    let rp = req.registered_proof();
     assert!(matches!(
-        err(&req),
+        err_with(req, 4096, rp),
         FilecoinError::UnsupportedSectorSize { .. }
     ));
     assert!(matches!(
@@ -316,21 +325,21 @@ fn non_canonical_scalars_are_invalid_values_not_panics() {
 fn a_sector_size_of_zero_is_the_registered_proof_s() {
     common::dir();
     for kind in ["porep", "snap", "wpost", "winning"] {
-        let mut req = common::request(kind);
+        let req = common::request(kind);
         let with_size = plan(&req)
             .unwrap_or_else(|e| panic!("{kind}: {e}"))
             .partitions();
-        req.sector_size = 0;
+        let rp = req.registered_proof();
+        let req = req.with_header(0, rp).unwrap();
         let plan0 = plan(&req).unwrap_or_else(|e| panic!("{kind} with sector_size 0: {e}"));
         assert_eq!(plan0.partitions(), with_size, "{kind}");
         assert_eq!(
             plan0.circuit_id.to_string(),
             format!("{}-2k", plan0.circuit_id.kind.prefix())
         );
-        req.sector_size = 32 << 30;
         assert!(
             matches!(
-                err(&req),
+                err_with(req, 32 << 30, rp),
                 FilecoinError::Mismatch {
                     field: "registered_proof",
                     ..

@@ -246,7 +246,7 @@ fn requests_64g_plan_with_the_real_partition_and_sector_counts() {
         (&r.wpost, ProofKind::WindowPostPartition, 1),
         (&r.winning, ProofKind::WinningPost, 1),
     ] {
-        assert_eq!(req.kind, kind);
+        assert_eq!(req.kind(), kind);
         let p = plan(req).unwrap_or_else(|e| panic!("{kind}: planning failed: {e}"));
         assert_eq!(p.partitions(), partitions, "{kind}");
         assert_eq!(p.circuit_id.size, SectorSize::S64GiB);

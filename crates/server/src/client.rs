@@ -46,26 +46,7 @@ impl Dial {
     }
 }
 
-/// The wire message of a Filecoin request `req` (the fields a client sends; no request id,
-/// the kind's default priority).
-pub fn submit_request(req: &cuzk_filecoin::ProofRequest) -> crate::proto::SubmitProofRequest {
-    crate::proto::SubmitProofRequest {
-        request_id: String::new(),
-        proof_kind: req.kind.to_wire(),
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
-        priority: crate::proto::Priority::Unspecified as i32,
-        vanilla_proof: req.vanilla_proof.clone(),
-        vanilla_proofs: req.vanilla_proofs.clone(),
-        sector_number: req.sector_number,
-        miner_id: req.miner_id,
-        randomness: req.randomness.clone(),
-        partition_index: req.partition_index,
-        comm_r_old: req.comm_r_old.clone(),
-        comm_r_new: req.comm_r_new.clone(),
-        comm_d_new: req.comm_d_new.clone(),
-    }
-}
+pub use crate::convert::submit_request;
 
 /// Connects to a daemon at `addr` (`unix:///path.sock` or `host:port`), sending no token.
 pub async fn connect(addr: &str) -> Result<Client, ServerError> {

@@ -3,41 +3,34 @@
 //! payload itself is the engine's planner's business.
 use crate::error::ApiError;
 use crate::proto::{self, GetStatusResponse, GetTimelineResponse, SubmitProofRequest};
-use cuzk_core::{Category, Engine, Priority, ProofKind, ProofRequest, SrsTier};
+use cuzk_core::{Category, Engine, EngineError, Priority, ProofKind, ProofRequest, SrsTier, Work};
 use std::time::Duration;
 
 /// The engine kind for a proto `ProofKind` number.
 pub(crate) fn proof_kind(n: i32) -> Result<ProofKind, ApiError> {
     match proto::ProofKind::try_from(n) {
-        Ok(proto::ProofKind::PorepSealCommit) => Ok(ProofKind::PoRepSealCommit),
-        Ok(proto::ProofKind::SnapDealsUpdate) => Ok(ProofKind::SnapDealsUpdate),
-        Ok(proto::ProofKind::WindowPostPartition) => Ok(ProofKind::WindowPostPartition),
-        Ok(proto::ProofKind::WinningPost) => Ok(ProofKind::WinningPost),
-        Ok(proto::ProofKind::Synthetic) => Ok(ProofKind::Synthetic),
         Ok(proto::ProofKind::Unspecified) => Err(ApiError::InvalidArgument(
             "proof_kind is PROOF_KIND_UNSPECIFIED; set POREP_SEAL_COMMIT (1), SNAP_DEALS_UPDATE \
              (2), WINDOW_POST_PARTITION (3), WINNING_POST (4) or SYNTHETIC (100)"
                 .into(),
         )),
+        Ok(known) => ProofKind::from_wire(known as i32)
+            .map_err(|e| ApiError::InvalidArgument(format!("proof_kind {n}: {e}"))),
         Err(_) => Err(ApiError::InvalidArgument(format!(
             "unknown proof_kind {n}; this daemon knows 1-4 and 100 (SYNTHETIC)"
         ))),
     }
 }
 
-/// The engine priority for a proto `Priority`. UNSPECIFIED takes the kind's natural level:
-/// WinningPoSt CRITICAL, WindowPoSt HIGH, everything else NORMAL.
+/// The engine priority for a proto `Priority`. UNSPECIFIED takes the kind's natural level
+/// ([`ProofKind::natural_priority`]).
 pub(crate) fn priority(n: i32, kind: ProofKind) -> Result<Priority, ApiError> {
     match proto::Priority::try_from(n) {
         Ok(proto::Priority::Low) => Ok(Priority::Low),
         Ok(proto::Priority::Normal) => Ok(Priority::Normal),
         Ok(proto::Priority::High) => Ok(Priority::High),
         Ok(proto::Priority::Critical) => Ok(Priority::Critical),
-        Ok(proto::Priority::Unspecified) => Ok(match kind {
-            ProofKind::WinningPost => Priority::Critical,
-            ProofKind::WindowPostPartition => Priority::High,
-            _ => Priority::Normal,
-        }),
+        Ok(proto::Priority::Unspecified) => Ok(kind.natural_priority()),
         Err(_) => Err(ApiError::InvalidArgument(format!(
             "unknown priority {n}; expected 0-4"
         ))),
@@ -59,27 +52,61 @@ fn bounded_id<'a>(field: &str, s: &'a str) -> Result<&'a str, ApiError> {
     Ok(s)
 }
 
-/// A proto submit request → the engine's request. Fields move; nothing is copied.
+/// A proto submit request → the engine's request, decoded once: a Filecoin proof's kind and
+/// registered proof (checked against the sector size; 0 takes the proof's), or a synthetic
+/// circuit's spec string. Payload fields move; nothing is copied. What the payload itself
+/// says is the kind's planner's business.
 pub(crate) fn proof_request(r: SubmitProofRequest) -> Result<ProofRequest, ApiError> {
     bounded_id("request_id", &r.request_id)?;
     let kind = proof_kind(r.proof_kind)?;
     let priority = priority(r.priority, kind)?;
+    let invalid = |m: String| ApiError::Engine(EngineError::InvalidRequest(m));
+    let work = match kind {
+        ProofKind::Synthetic => Work::Synthetic(
+            String::from_utf8(r.vanilla_proof)
+                .map_err(|_| invalid("the synthetic spec string is not UTF-8".into()))?,
+        ),
+        ProofKind::Filecoin(kind) => {
+            let mut fc = cuzk_filecoin::ProofRequest::new(kind, r.sector_size, r.registered_proof)
+                .map_err(|e| invalid(e.to_string()))?;
+            fc.vanilla_proof = r.vanilla_proof;
+            fc.vanilla_proofs = r.vanilla_proofs;
+            fc.sector_number = r.sector_number;
+            fc.miner_id = r.miner_id;
+            fc.randomness = r.randomness;
+            fc.partition_index = r.partition_index;
+            fc.comm_r_old = r.comm_r_old;
+            fc.comm_r_new = r.comm_r_new;
+            fc.comm_d_new = r.comm_d_new;
+            Work::Filecoin(fc)
+        }
+    };
     Ok(ProofRequest {
         request_id: r.request_id,
-        kind,
         priority,
-        sector_size: r.sector_size,
-        registered_proof: r.registered_proof,
-        vanilla_proof: r.vanilla_proof,
-        vanilla_proofs: r.vanilla_proofs,
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness,
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old,
-        comm_r_new: r.comm_r_new,
-        comm_d_new: r.comm_d_new,
+        work,
     })
+}
+
+/// The wire message of a Filecoin request `req` (what a client sends; no request id, the
+/// kind's natural priority): the inverse of [`proof_request`].
+pub fn submit_request(req: &cuzk_filecoin::ProofRequest) -> SubmitProofRequest {
+    SubmitProofRequest {
+        request_id: String::new(),
+        proof_kind: req.kind().to_wire(),
+        sector_size: req.sector_size().bytes(),
+        registered_proof: req.registered_proof(),
+        priority: proto::Priority::Unspecified as i32,
+        vanilla_proof: req.vanilla_proof.clone(),
+        vanilla_proofs: req.vanilla_proofs.clone(),
+        sector_number: req.sector_number,
+        miner_id: req.miner_id,
+        randomness: req.randomness.clone(),
+        partition_index: req.partition_index,
+        comm_r_old: req.comm_r_old.clone(),
+        comm_r_new: req.comm_r_new.clone(),
+        comm_d_new: req.comm_d_new.clone(),
+    }
 }
 
 /// A job id from a request; empty is refused here so the engine never sees it.
@@ -293,20 +320,17 @@ mod tests {
 
     #[test]
     fn kinds_and_priorities_map_both_known_and_unknown() {
-        assert_eq!(proof_kind(1).unwrap(), ProofKind::PoRepSealCommit);
-        assert_eq!(proof_kind(4).unwrap(), ProofKind::WinningPost);
+        assert_eq!(proof_kind(1).unwrap(), ProofKind::POREP);
+        assert_eq!(proof_kind(4).unwrap(), ProofKind::WINNING_POST);
         assert_eq!(proof_kind(100).unwrap(), ProofKind::Synthetic);
         assert!(matches!(proof_kind(0), Err(ApiError::InvalidArgument(_))));
         assert!(matches!(proof_kind(7), Err(ApiError::InvalidArgument(_))));
         assert_eq!(
-            priority(0, ProofKind::WinningPost).unwrap(),
+            priority(0, ProofKind::WINNING_POST).unwrap(),
             Priority::Critical
         );
-        assert_eq!(
-            priority(0, ProofKind::WindowPostPartition).unwrap(),
-            Priority::High
-        );
-        assert_eq!(priority(1, ProofKind::WinningPost).unwrap(), Priority::Low);
+        assert_eq!(priority(0, ProofKind::WINDOW_POST).unwrap(), Priority::High);
+        assert_eq!(priority(1, ProofKind::WINNING_POST).unwrap(), Priority::Low);
         assert!(priority(9, ProofKind::Synthetic).is_err());
     }
 }

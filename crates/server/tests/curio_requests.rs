@@ -47,13 +47,13 @@ fn porep_sealing(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
         r#"{{"SectorNum":{},"Phase1Out":"{}","SectorSize":{}}}"#,
         req.sector_number,
         base64::engine::general_purpose::STANDARD.encode(c1_json(req)),
-        req.sector_size
+        req.sector_size().bytes()
     );
     W::default()
         .s(1, &format!("porep-{}-{}", req.miner_id, req.sector_number))
         .v(2, 1)
-        .v(3, req.sector_size)
-        .v(4, req.registered_proof)
+        .v(3, req.sector_size().bytes())
+        .v(4, req.registered_proof())
         .v(5, NORMAL)
         .bv(10, envelope.as_bytes())
         .v(20, req.sector_number)
@@ -70,8 +70,8 @@ fn porep_proofshare(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
             &format!("ps-porep-{}-{}", req.miner_id, req.sector_number),
         )
         .v(2, 1)
-        .v(3, req.sector_size)
-        .v(4, req.registered_proof)
+        .v(3, req.sector_size().bytes())
+        .v(4, req.registered_proof())
         .v(5, NORMAL)
         .bv(10, &serde_json::to_vec(&value).unwrap())
         .v(20, req.sector_number)
@@ -84,8 +84,8 @@ fn snap_sealing(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
     let mut w = W::default()
         .s(1, &format!("snap-{}-{}", req.miner_id, req.sector_number))
         .v(2, 2)
-        .v(3, req.sector_size)
-        .v(4, req.registered_proof)
+        .v(3, req.sector_size().bytes())
+        .v(4, req.registered_proof())
         .v(5, NORMAL);
     for p in &req.vanilla_proofs {
         w = w.bv(11, p);
@@ -115,7 +115,7 @@ fn snap_proofshare(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
             &format!("ps-snap-{}-{}-77", req.miner_id, req.sector_number),
         )
         .v(2, 2)
-        .v(4, req.registered_proof)
+        .v(4, req.registered_proof())
         .v(5, NORMAL);
     for p in &req.vanilla_proofs {
         w = w.bv(11, p);
@@ -134,7 +134,7 @@ fn post(req: &cuzk_filecoin::ProofRequest, kind: u64, priority: u64, id: &str) -
     let mut w = W::default()
         .s(1, id)
         .v(2, kind)
-        .v(4, req.registered_proof)
+        .v(4, req.registered_proof())
         .v(5, priority);
     for p in &req.vanilla_proofs {
         w = w.bv(11, p);

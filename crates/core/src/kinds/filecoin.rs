@@ -13,7 +13,7 @@ use cuzk_groth16::{RecorderMode, Srs};
 
 use crate::error::EngineError;
 use crate::planner::{JobPlan, PartitionPlan, Planner, PrepareHints, Prepared, SynthesisContext};
-use crate::request::ProofRequest;
+use crate::request::{ProofRequest, Work};
 
 /// Plans Filecoin requests; parameters are read from one directory in Filecoin's layout
 /// (`v28-….params`).
@@ -99,68 +99,6 @@ impl FilecoinPlanner {
     }
 }
 
-/// The engine's request in `cuzk-filecoin`'s terms; its fields move (the payload is not
-/// copied). The request id and priority are the engine's and stay behind.
-pub fn to_filecoin_request(req: ProofRequest) -> Result<cuzk_filecoin::ProofRequest, EngineError> {
-    let ProofRequest {
-        request_id: _,
-        kind,
-        priority: _,
-        sector_size,
-        registered_proof,
-        vanilla_proof,
-        vanilla_proofs,
-        sector_number,
-        miner_id,
-        randomness,
-        partition_index,
-        comm_r_old,
-        comm_r_new,
-        comm_d_new,
-    } = req;
-    if !kind.is_filecoin() {
-        return Err(EngineError::InvalidRequest(format!(
-            "{kind} is not a Filecoin proof kind"
-        )));
-    }
-    Ok(cuzk_filecoin::ProofRequest {
-        kind,
-        sector_size,
-        registered_proof,
-        vanilla_proof,
-        vanilla_proofs,
-        sector_number,
-        miner_id,
-        randomness,
-        partition_index,
-        comm_r_old,
-        comm_r_new,
-        comm_d_new,
-    })
-}
-
-/// The engine's request for a `cuzk-filecoin` one (its payload copied), at the default
-/// priority under `request_id`: the inverse of [`to_filecoin_request`], for tools that build Filecoin
-/// requests in memory (`cuzk bench synth`).
-pub fn from_filecoin_request(req: &cuzk_filecoin::ProofRequest, request_id: &str) -> ProofRequest {
-    ProofRequest {
-        request_id: request_id.to_string(),
-        kind: req.kind,
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
-        vanilla_proof: req.vanilla_proof.clone(),
-        vanilla_proofs: req.vanilla_proofs.clone(),
-        sector_number: req.sector_number,
-        miner_id: req.miner_id,
-        randomness: req.randomness.clone(),
-        partition_index: req.partition_index,
-        comm_r_old: req.comm_r_old.clone(),
-        comm_r_new: req.comm_r_new.clone(),
-        comm_d_new: req.comm_d_new.clone(),
-        ..ProofRequest::default()
-    }
-}
-
 fn partition(job: PartitionJob) -> PartitionPlan {
     let PartitionJob {
         circuit_id,
@@ -201,7 +139,12 @@ fn partition(job: PartitionJob) -> PartitionPlan {
 
 impl Planner for FilecoinPlanner {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        let fc = to_filecoin_request(req)?;
+        let kind = req.kind();
+        let Work::Filecoin(fc) = req.work else {
+            return Err(EngineError::InvalidRequest(format!(
+                "{kind} is not a Filecoin proof kind"
+            )));
+        };
         let ProofPlan {
             jobs,
             verifier,
@@ -391,23 +334,17 @@ fn log_source(circuit_id: &str, dir: &std::path::Path, source: &cuzk_filecoin::c
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::ProofKind;
 
     #[test]
     fn bad_requests_are_invalid_and_circuit_ids_map_to_filecoin_names() {
         let p = FilecoinPlanner::new(PathBuf::from("/nonexistent"));
-        let req = ProofRequest {
-            kind: ProofKind::PoRepSealCommit,
-            sector_size: 2048,
-            registered_proof: 5,
-            vanilla_proof: b"{\"SectorNum\":1".to_vec(),
-            ..ProofRequest::default()
-        };
+        let mut porep =
+            cuzk_filecoin::ProofRequest::new(cuzk_filecoin::ProofKind::PoRepSealCommit, 2048, 5)
+                .unwrap();
+        porep.vanilla_proof = b"{\"SectorNum\":1".to_vec();
+        let req = ProofRequest::filecoin(porep);
         assert!(matches!(p.plan(req), Err(EngineError::InvalidRequest(_))));
-        let synthetic = ProofRequest {
-            kind: ProofKind::Synthetic,
-            ..ProofRequest::default()
-        };
+        let synthetic = ProofRequest::synthetic("synthetic:constraints=64");
         assert!(matches!(
             p.plan(synthetic),
             Err(EngineError::InvalidRequest(_))
@@ -539,15 +476,7 @@ mod tests {
         .unwrap();
         let spec = m.request("winning").unwrap();
         let fc = spec.load(dir.path()).unwrap();
-        let req = ProofRequest {
-            kind: ProofKind::WinningPost,
-            sector_size: fc.sector_size,
-            registered_proof: fc.registered_proof,
-            vanilla_proofs: fc.vanilla_proofs.clone(),
-            miner_id: fc.miner_id,
-            randomness: fc.randomness.clone(),
-            ..ProofRequest::default()
-        };
+        let req = ProofRequest::filecoin(fc.clone());
         let p = FilecoinPlanner::new(dir.path().to_path_buf());
         let mut plan = p.plan(req).unwrap();
         assert_eq!(plan.partitions.len(), 1);

@@ -59,14 +59,14 @@ impl Router {
 
 impl Planner for Router {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        if req.kind == ProofKind::Synthetic {
+        if req.kind() == ProofKind::Synthetic {
             return self.synthetic()?.plan(req);
         }
         match &self.other {
             Some(p) => p.plan(req),
             None => Err(EngineError::InvalidRequest(format!(
                 "proof kind {} is not supported by this build",
-                req.kind
+                req.kind()
             ))),
         }
     }
@@ -121,21 +121,17 @@ mod tests {
             synthetic: Some(synthetic::SyntheticPlanner::default()),
             other: None,
         };
-        let porep = ProofRequest {
-            kind: ProofKind::PoRepSealCommit,
-            vanilla_proof: b"{}".to_vec(),
-            ..Default::default()
-        };
+        let mut porep =
+            cuzk_filecoin::ProofRequest::new(cuzk_filecoin::ProofKind::PoRepSealCommit, 2048, 5)
+                .unwrap();
+        porep.vanilla_proof = b"{}".to_vec();
+        let porep = ProofRequest::filecoin(porep);
         assert!(matches!(r.plan(porep), Err(EngineError::InvalidRequest(_))));
         assert!(matches!(
             r.params_path("porep-32g"),
             Err(EngineError::UnknownCircuit(_))
         ));
-        let syn = ProofRequest {
-            kind: ProofKind::Synthetic,
-            vanilla_proof: b"synthetic:constraints=64,partitions=2".to_vec(),
-            ..Default::default()
-        };
+        let syn = ProofRequest::synthetic("synthetic:constraints=64,partitions=2");
         let plan = r.plan(syn).unwrap();
         assert_eq!(plan.partitions.len(), 2);
         assert!(r.srs_size_hint(&plan.partitions[0].circuit_id).unwrap() > 0);
@@ -148,11 +144,7 @@ mod tests {
             synthetic: None,
             other: None,
         };
-        let syn = ProofRequest {
-            kind: ProofKind::Synthetic,
-            vanilla_proof: b"synthetic:constraints=64,partitions=2".to_vec(),
-            ..Default::default()
-        };
+        let syn = ProofRequest::synthetic("synthetic:constraints=64,partitions=2");
         assert!(matches!(r.plan(syn), Err(EngineError::Disabled(_))));
         for id in ["synthetic:constraints=64", "sha256:blocks=1"] {
             assert!(matches!(r.load_srs(id), Err(EngineError::Disabled(_))));

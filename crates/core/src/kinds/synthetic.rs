@@ -1,11 +1,11 @@
-//! Synthetic circuits as a proof kind: `ProofKind::Synthetic` requests carry a spec string in
-//! `vanilla_proof`, e.g. `synthetic:constraints=4096,inputs=4,partitions=3` or
+//! Synthetic circuits as a proof kind: `ProofKind::Synthetic` requests carry a spec string
+//! (on the wire in `vanilla_proof`), e.g. `synthetic:constraints=4096,inputs=4,partitions=3` or
 //! `sha256:blocks=2,partitions=2`. The SRS of a spec is generated with the (insecure) test
 //! setup on first use and cached as a `.params` file in the temp directory; every partition of
 //! a request proves the same circuit.
 use crate::error::EngineError;
 use crate::planner::{JobPlan, PartitionPlan, Planner, SynthesisContext};
-use crate::request::{ProofKind, ProofRequest};
+use crate::request::{ProofRequest, Work};
 use cuzk_groth16::synthetic::CircuitSpec;
 use cuzk_groth16::{Recorder, RecorderMode, Srs};
 use rand_chacha::ChaCha8Rng;
@@ -124,19 +124,17 @@ impl SyntheticPlanner {
 
 impl Planner for SyntheticPlanner {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        if req.kind != ProofKind::Synthetic {
+        let Work::Synthetic(s) = &req.work else {
             return Err(EngineError::InvalidRequest(format!(
                 "proof kind {} is not supported by the synthetic planner",
-                req.kind
+                req.kind()
             )));
-        }
-        if req.vanilla_proof.is_empty() {
+        };
+        if s.trim().is_empty() {
             return Err(EngineError::InvalidRequest(
                 "synthetic request needs a spec string in vanilla_proof".into(),
             ));
         }
-        let s = std::str::from_utf8(&req.vanilla_proof)
-            .map_err(|_| EngineError::InvalidRequest("spec string is not UTF-8".into()))?;
         let r = parse_request(s.trim())
             .map_err(|e| EngineError::InvalidRequest(format!("synthetic spec `{s}`: {e}")))?;
         self.check(&r.spec)?;
@@ -247,11 +245,7 @@ mod tests {
         assert!(parse_request("synthetic:constraints=1024,partitions=0").is_err());
         assert!(parse_request("bogus:constraints=1").is_err());
         let p = SyntheticPlanner::default();
-        let bad = ProofRequest {
-            kind: ProofKind::Synthetic,
-            vanilla_proof: b"synthetic:colour=blue".to_vec(),
-            ..Default::default()
-        };
+        let bad = ProofRequest::synthetic("synthetic:colour=blue");
         assert!(matches!(p.plan(bad), Err(EngineError::InvalidRequest(_))));
         assert!(matches!(
             p.params_path("porep-32g"),
@@ -271,11 +265,7 @@ mod tests {
             "synthetic:constraints=2^25",
             "sha256:blocks=1048576",
         ] {
-            let req = ProofRequest {
-                kind: ProofKind::Synthetic,
-                vanilla_proof: spec.as_bytes().to_vec(),
-                ..Default::default()
-            };
+            let req = ProofRequest::synthetic(spec);
             match p.plan(req) {
                 Err(EngineError::InvalidRequest(m)) => assert!(m.contains("at most"), "{m}"),
                 other => panic!("{spec}: {:?}", other.map(|j| j.partitions.len())),

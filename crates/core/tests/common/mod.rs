@@ -4,7 +4,7 @@
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{
-    Config, EngineError, JobPlan, PartitionPlan, Planner, ProofRequest, WorkingSetEstimate,
+    Config, EngineError, JobPlan, PartitionPlan, Planner, ProofRequest, Work, WorkingSetEstimate,
 };
 use cuzk_groth16::prover::PendingG2;
 use cuzk_groth16::{Pending, Proof, ProveError, ProverBackend, Srs, Synthesized, VerifyingKey};
@@ -295,13 +295,13 @@ impl FakePlanner {
 
 impl Planner for FakePlanner {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        if req.vanilla_proof == b"bad" {
+        if spec(&req) == "bad" {
             return Err(EngineError::InvalidRequest("bad payload".into()));
         }
-        let (circuit_id, shape) = match req.vanilla_proof.as_slice() {
-            b"huge" => ("huge", (1usize << 34, Self::INPUTS, 1usize << 33)),
-            b"bigsrs" => ("bigsrs", self.shape()),
-            b"other" => ("other", self.shape()),
+        let (circuit_id, shape) = match spec(&req) {
+            "huge" => ("huge", (1usize << 34, Self::INPUTS, 1usize << 33)),
+            "bigsrs" => ("bigsrs", self.shape()),
+            "other" => ("other", self.shape()),
             _ => ("fake", self.shape()),
         };
         let synth = self.synth;
@@ -360,6 +360,14 @@ impl Planner for FakePlanner {
 
 /// An SRS of generator points: `points` real G1 points in `h`. γ = δ = the G2 generator, so
 /// the engine sees TIMING-ONLY parameters (which they are: fake proofs).
+/// A synthetic request's spec string (the fake planners' payload); "" for any other work.
+pub fn spec(req: &ProofRequest) -> &str {
+    match &req.work {
+        Work::Synthetic(s) => s,
+        Work::Filecoin(_) => "",
+    }
+}
+
 pub fn fake_srs(points: usize) -> Srs {
     let g1 = G1Affine::generator();
     let g2 = G2Affine::generator();

@@ -186,8 +186,8 @@ pub fn count_blank(id: CircuitId) -> Result<Counts> {
 /// PoSt requests have one partition (a WindowPoSt request's is its `partition_index`): `k`
 /// must be 0.
 pub fn count_partition(req: &ProofRequest, k: usize) -> Result<Counts> {
-    let (_, size) = req.registered()?;
-    match req.kind {
+    let (_, size) = (req.registered(), req.sector_size());
+    match req.kind() {
         ProofKind::PoRepSealCommit => crate::with_tree!(size, porep_counts(req, k)),
         ProofKind::SnapDealsUpdate => crate::with_tree!(size, snap_counts(req, k)),
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
@@ -201,7 +201,6 @@ pub fn count_partition(req: &ProofRequest, k: usize) -> Result<Counts> {
                 .pop()
                 .ok_or_else(|| no_partition(0))
         }
-        ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(req.kind.to_wire())),
     }
 }
 
@@ -211,8 +210,8 @@ pub fn count_partition(req: &ProofRequest, k: usize) -> Result<Counts> {
 /// parts of the whole (counting a full 32 GiB WindowPoSt partition takes minutes: its
 /// Poseidon gadgets build about a billion terms).
 pub fn count_post_sectors(req: &ProofRequest, prefixes: &[usize]) -> Result<Vec<Counts>> {
-    let (_, size) = req.registered()?;
-    match req.kind {
+    let (_, size) = (req.registered(), req.sector_size());
+    match req.kind() {
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
             crate::with_tree!(size, post_counts(req, prefixes))
         }
@@ -280,7 +279,7 @@ fn porep_vanilla<Tree: 'static + MerkleTreeTrait>(
 }
 
 fn porep_counts<Tree: 'static + MerkleTreeTrait>(req: &ProofRequest, k: usize) -> Result<Counts> {
-    let (RegisteredProof::Seal(seal), _) = req.registered()? else {
+    let (RegisteredProof::Seal(seal), _) = (req.registered(), req.sector_size()) else {
         return Err(FilecoinError::filecoin(
             "registered_proof",
             "not a seal proof",
@@ -319,7 +318,7 @@ fn snap_counts<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     req: &ProofRequest,
     k: usize,
 ) -> Result<Counts> {
-    let (RegisteredProof::Update(update), size) = req.registered()? else {
+    let (RegisteredProof::Update(update), size) = (req.registered(), req.sector_size()) else {
         return Err(FilecoinError::filecoin(
             "registered_proof",
             "not an update proof",
@@ -361,7 +360,7 @@ fn post_counts<Tree: 'static + MerkleTreeTrait>(
     req: &ProofRequest,
     prefixes: &[usize],
 ) -> Result<Vec<Counts>> {
-    let (RegisteredProof::PoSt(post), _) = req.registered()? else {
+    let (RegisteredProof::PoSt(post), _) = (req.registered(), req.sector_size()) else {
         return Err(FilecoinError::filecoin(
             "registered_proof",
             "not a PoSt proof",
@@ -392,7 +391,7 @@ fn post_counts<Tree: 'static + MerkleTreeTrait>(
             comm_r: p.comm_r,
         })
         .collect();
-    let winning = req.kind == ProofKind::WinningPost;
+    let winning = req.kind() == ProofKind::WinningPost;
     let pp = if winning {
         winning_post_public_params::<Tree>(&config)
     } else {
@@ -455,14 +454,13 @@ fn post_counts<Tree: 'static + MerkleTreeTrait>(
 /// counts, path lengths, sibling counts, column heights and parent counts. PoRep: one per
 /// partition of the C1 output; SnapDeals: one per partition proof; PoSt: one per sector.
 pub fn partition_signatures(req: &ProofRequest) -> Result<Vec<u64>> {
-    let (_, size) = req.registered()?;
-    match req.kind {
+    let (_, size) = (req.registered(), req.sector_size());
+    match req.kind() {
         ProofKind::PoRepSealCommit => crate::with_tree!(size, porep_signatures(req)),
         ProofKind::SnapDealsUpdate => crate::with_tree!(size, snap_signatures(req)),
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
             crate::with_tree!(size, post_signatures(req))
         }
-        ProofKind::Synthetic => Err(FilecoinError::UnsupportedKind(req.kind.to_wire())),
     }
 }
 

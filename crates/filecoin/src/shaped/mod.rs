@@ -185,9 +185,9 @@ pub(crate) fn write(
 fn spec(kind: &str, req: &ProofRequest, single: Option<String>, many: Vec<String>) -> RequestSpec {
     RequestSpec {
         kind: kind.to_string(),
-        proof_kind: req.kind.to_wire(),
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
+        proof_kind: req.kind().to_wire(),
+        sector_size: req.sector_size().bytes(),
+        registered_proof: req.registered_proof(),
         vanilla_proof_file: single,
         vanilla_proofs_files: many,
         sector_number: req.sector_number,
@@ -214,7 +214,7 @@ pub(crate) fn write_requests<'a>(
     let mut files = Vec::new();
     let mut specs = Vec::new();
     for (kind, req) in requests {
-        if req.kind == ProofKind::PoRepSealCommit {
+        if req.kind() == ProofKind::PoRepSealCommit {
             let name = format!("{kind}-{tag}-c1.json");
             write(dir, &name, &req.vanilla_proof, &mut files)?;
             specs.push(spec(kind, req, Some(name), Vec::new()));

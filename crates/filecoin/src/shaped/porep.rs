@@ -69,7 +69,7 @@ pub(crate) fn c2_request(
     let json = serde_json::to_vec(&phase1)
         .map_err(|e| FilecoinError::filecoin("encoding a C1 output", e))?;
     drop(phase1);
-    let mut req = ProofRequest::new(ProofKind::PoRepSealCommit, size.bytes(), registered_proof);
+    let mut req = ProofRequest::new(ProofKind::PoRepSealCommit, size.bytes(), registered_proof)?;
     req.vanilla_proof = C1Envelope::new(sector_number, size.bytes(), &json).to_json();
     req.sector_number = sector_number;
     req.miner_id = miner_id;

@@ -86,7 +86,7 @@ fn request_tree<Tree: 'static + MerkleTreeTrait>(
         })
         .collect::<Result<Vec<_>>>()?;
 
-    let mut req = ProofRequest::new(kind, size.bytes(), num);
+    let mut req = ProofRequest::new(kind, size.bytes(), num)?;
     req.vanilla_proofs = vanilla_proofs;
     req.miner_id = miner_id;
     req.randomness = randomness.to_vec();

@@ -50,7 +50,7 @@ fn request_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     let shape_r = Shape::of::<Tree>(nodes);
     let shape_d = Shape::binary(nodes);
     let partition_rows = pp.challenge_bit_len - pp.partition_bit_len;
-    let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, size.bytes(), num);
+    let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, size.bytes(), num)?;
     for k in 0..pp.partition_count {
         let apex_leafs = (0..pp.apex_leaf_count).map(|_| sha_node(rng)).collect();
         // The top of tree D above this partition's apex: the same for all its challenges.

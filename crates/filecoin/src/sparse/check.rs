@@ -21,7 +21,7 @@ use crate::request::{C1Envelope, ProofRequest};
 
 /// Verifies the vanilla proofs of `req` (any Filecoin kind).
 pub fn verify_vanilla(req: &ProofRequest) -> Result<()> {
-    let (rp, size) = req.registered()?;
+    let (rp, size) = (req.registered(), req.sector_size());
     let ok = match rp {
         RegisteredProof::Seal(_) => crate::with_tree!(size, porep(req)),
         RegisteredProof::Update(update) => {
@@ -30,7 +30,7 @@ pub fn verify_vanilla(req: &ProofRequest) -> Result<()> {
             crate::with_tree!(size, snap(req, size, h))
         }
         RegisteredProof::PoSt(post) => {
-            let winning = matches!(req.kind, crate::registry::ProofKind::WinningPost);
+            let winning = matches!(req.kind(), crate::registry::ProofKind::WinningPost);
             crate::with_tree!(size, post_proofs(req, post, winning))
         }
     }?;
@@ -161,7 +161,7 @@ pub fn porep_public(req: &ProofRequest) -> Result<PorepPublic> {
 
 /// The `(sector id, comm_r)` of every sector proof of a PoSt request.
 pub fn post_sectors(req: &ProofRequest) -> Result<Vec<(u64, [u8; 32])>> {
-    let (_, size) = req.registered()?;
+    let (_, size) = (req.registered(), req.sector_size());
     crate::with_tree!(size, post_sectors_tree(req))
 }
 

@@ -185,12 +185,6 @@ pub fn request(
             }
             (req, None)
         }
-        other => {
-            return Err(FilecoinError::filecoin(
-                "sparse requests",
-                format!("{other} is not a Filecoin proof kind"),
-            ))
-        }
     })
 }
 

@@ -69,7 +69,7 @@ fn request_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     // Apex leaves: tree D's nodes at the apex height; uniform, like every level of tree D.
     let apex_height = pp.challenge_bit_len - pp.partition_bit_len - pp.apex_leaf_bit_len;
     let apex_leaf = tree_d.node(apex_height, 0);
-    let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, size.bytes(), num);
+    let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, size.bytes(), num)?;
     for k in 0..pp.partition_count {
         let mut challenge_proofs = Vec::with_capacity(pp.challenge_count);
         for (i, c) in Challenges::new(nodes, comm_r_new, k).enumerate() {
