@@ -18,7 +18,7 @@ pub const TESTDATA_SEED: u64 = 1;
 /// WindowPoSt, WinningPoSt) on the cached 2 KiB test sector (generated on the first run:
 /// sealing plus insecure parameters), each checked on the client with Filecoin's verifier.
 pub fn filecoin_batch(cache: &Path) -> Result<Vec<Template>> {
-    use cuzk_filecoin::testdata::{ensure, TestdataOptions};
+    use cuzk_testkit::testdata::{ensure, TestdataOptions};
     println!(
         "  test data: {} (first run: seals a 2 KiB sector and writes insecure parameters)",
         cache.display()

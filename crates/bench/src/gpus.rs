@@ -18,9 +18,9 @@ use cuzk_core::{
     Config, Engine, EngineError, JobPlan, JobState, PartitionPlan, Planner, ProofRequest,
     SynthesisContext, Work,
 };
-use cuzk_cuda::timing::{self, PartitionShape, NOT_VERIFYING};
 use cuzk_cuda::CudaProver;
 use cuzk_groth16::{ProverBackend, Scalar, Srs, Synthesized};
+use cuzk_testkit::timing::{self, PartitionShape, NOT_VERIFYING};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -22,10 +22,10 @@ use crate::error::{invalid, Result, Step};
 use crate::verify::{Check, Verifier};
 use base64::Engine as _;
 use cuzk_filecoin::params::{parameter_cache_dir, PARAMETER_CACHE_ENV};
-use cuzk_filecoin::shaped::ShapedManifest;
-use cuzk_filecoin::testdata::Manifest;
 use cuzk_filecoin::FilecoinError;
 use cuzk_server::proto::{Priority, ProofKind, SubmitProofRequest};
+use cuzk_testkit::shaped::ShapedManifest;
+use cuzk_testkit::testdata::Manifest;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -254,7 +254,7 @@ fn from_manifest(path: &Path, value: serde_json::Value, kind: Option<&str>) -> R
         eprintln!(
             "WARNING: {} is a TIMING-ONLY manifest. {}",
             path.display(),
-            cuzk_filecoin::shaped::WARNING
+            cuzk_testkit::shaped::WARNING
         );
     }
     let Some(kind) = kind else {
@@ -283,7 +283,7 @@ fn from_manifest(path: &Path, value: serde_json::Value, kind: Option<&str>) -> R
 /// verifier, which reads verifying keys from `FIL_PROOFS_PARAMETER_CACHE` (read once per
 /// process: see [`manifest_parameter_dir`]).
 pub fn filecoin_template(
-    spec: &cuzk_filecoin::testdata::RequestSpec,
+    spec: &cuzk_testkit::testdata::RequestSpec,
     dir: &Path,
 ) -> Result<Template> {
     filecoin_template_in(spec, dir, None)
@@ -340,7 +340,7 @@ fn check_filecoin(req: &cuzk_filecoin::ProofRequest, params: Option<&Path>, proo
 }
 
 fn filecoin_template_in(
-    spec: &cuzk_filecoin::testdata::RequestSpec,
+    spec: &cuzk_testkit::testdata::RequestSpec,
     dir: &Path,
     params: Option<PathBuf>,
 ) -> Result<Template> {
@@ -407,7 +407,7 @@ mod tests {
 
     #[test]
     fn manifest_request_is_picked_by_kind() {
-        use cuzk_filecoin::testdata::{Manifest, RequestSpec, SectorFacts};
+        use cuzk_testkit::testdata::{Manifest, RequestSpec, SectorFacts};
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("w0.bin"), [9u8, 8, 7]).unwrap();
         let m = Manifest {

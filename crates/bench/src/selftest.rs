@@ -1,5 +1,5 @@
 //! `cuzk selftest`: for each proof kind and sector size asked, makes the requests of a
-//! synthetic sparse sector (`cuzk_filecoin::sparse`: the real circuits accept them, no sealing,
+//! synthetic sparse sector (`cuzk_testkit::sparse`: the real circuits accept them, no sealing,
 //! seconds even at 32 GiB), proves them through a running daemon, and checks every proof with
 //! filecoin-proofs' own verifier (`verify_seal`, `verify_empty_sector_update_proof`,
 //! `verify_window_post`, `verify_winning_post`) against the verifying keys in a parameter
@@ -7,13 +7,13 @@
 //! written with its public inputs as JSON, so anyone can check it again.
 //!
 //! These are proofs of a sector that was never sealed: they show that the daemon's proofs
-//! verify at real size, and are useless on chain ([`cuzk_filecoin::sparse::WARNING`]).
+//! verify at real size, and are useless on chain ([`cuzk_testkit::sparse::WARNING`]).
 use crate::error::{invalid, Result, Step};
 use cuzk_filecoin::params::{parameter_cache_dir, vk_is_published};
-use cuzk_filecoin::sparse::{request, WARNING};
 use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
 use cuzk_server::client::{self, Dial};
 use cuzk_server::proto::{await_proof_response, ProveRequest};
+use cuzk_testkit::sparse::{request, WARNING};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -273,7 +273,7 @@ fn public_inputs(req: &ProofRequest) -> cuzk_filecoin::Result<serde_json::Value>
     let prover_id = hex::encode(req.prover_id());
     Ok(match req.kind() {
         ProofKind::PoRepSealCommit => {
-            let p = cuzk_filecoin::sparse::porep_public(req)?;
+            let p = cuzk_testkit::sparse::porep_public(req)?;
             json!({
                 "comm_r": hex::encode(p.comm_r),
                 "comm_d": hex::encode(p.comm_d),
@@ -294,7 +294,7 @@ fn public_inputs(req: &ProofRequest) -> cuzk_filecoin::Result<serde_json::Value>
             "prover_id": prover_id,
             "miner_id": req.miner_id,
             "partition_index": req.partition_index,
-            "sectors": cuzk_filecoin::sparse::post_sectors(req)?
+            "sectors": cuzk_testkit::sparse::post_sectors(req)?
                 .into_iter()
                 .map(|(id, comm_r)| json!({"sector_id": id, "comm_r": hex::encode(comm_r)}))
                 .collect::<Vec<_>>(),

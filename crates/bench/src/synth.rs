@@ -1,5 +1,5 @@
 //! `cuzk bench synth`: real-size synthesis (issue 14 item 3). One partition of each
-//! TIMING-ONLY request of the real shapes (`cuzk_filecoin::shaped`, built in memory: random
+//! TIMING-ONLY request of the real shapes (`cuzk_testkit::shaped`, built in memory: random
 //! but well-formed vanilla proofs, whose proofs would not verify; none is made here) is
 //! synthesized twice in one run:
 //! - as the daemon synthesizes it: the Filecoin planner's own partition closure, with the
@@ -142,7 +142,7 @@ fn constraints_of<E>(s: std::result::Result<Synthesized, E>) -> std::result::Res
 
 /// Synthesizes partition 0 of each kind's TIMING-ONLY request both ways.
 pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
-    let shaped = cuzk_filecoin::shaped::requests(opts.sector_size, opts.seed)?;
+    let shaped = cuzk_testkit::shaped::requests(opts.sector_size, opts.seed)?;
     // The planner reads no parameter file to plan or prepare.
     let planner = FilecoinPlanner::new(std::env::temp_dir())
         .with_window_post_compiled(opts.compile_window_post);
@@ -191,7 +191,7 @@ pub fn run(opts: &SynthOptions) -> Result<Vec<SynthRow>> {
         let bellperson = if opts.bellperson {
             // Its time excludes planning, as ours does; its peak is over the whole call.
             let (synthesis, _, peak) = measured(|| {
-                one_thread.install(|| cuzk_filecoin::bench::time_bellperson_partition(req, 0))
+                one_thread.install(|| cuzk_testkit::synth_bench::time_bellperson_partition(req, 0))
             });
             Some((synthesis?, peak))
         } else {

@@ -5,10 +5,10 @@
 use cuzk_bench::selftest::{run, table, SelftestOptions, Verdict};
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
 use cuzk_core::{Config, Engine};
-use cuzk_filecoin::testdata::{shared_2k, shared_dir};
 use cuzk_filecoin::{ProofKind, SectorSize};
 use cuzk_groth16::CpuProver;
 use cuzk_server::{Daemon, ListenAddr, ServeOptions};
+use cuzk_testkit::testdata::{shared_2k, shared_dir};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

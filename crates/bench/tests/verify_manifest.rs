@@ -7,9 +7,9 @@ use cuzk_bench::client::failures;
 use cuzk_bench::report::{tally, Report, Row};
 use cuzk_bench::request_file::{load, manifest_parameter_dir};
 use cuzk_bench::verify::Check;
-use cuzk_filecoin::shaped::{ShapedManifest, WARNING};
-use cuzk_filecoin::testdata::{Manifest, ParamSpec, RequestSpec, SectorFacts};
 use cuzk_server::proto::ProofKind;
+use cuzk_testkit::shaped::{ShapedManifest, WARNING};
+use cuzk_testkit::testdata::{Manifest, ParamSpec, RequestSpec, SectorFacts};
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,11 +1,11 @@
 //! `cuzk gen`: generators for test material (`gen params`: INSECURE test parameters).
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use cuzk_filecoin::setup::write_insecure_params;
 use cuzk_groth16::compiled::CompiledCircuit;
 use cuzk_groth16::params::write_vk;
 use cuzk_groth16::setup::{write_params_streamed, CpuPoints, PointMaker};
 use cuzk_groth16::synthetic::CircuitSpec;
+use cuzk_testkit::setup::write_insecure_params;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 use std::path::PathBuf;
@@ -225,7 +225,7 @@ fn run_timing_params(args: TimingParamsArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let t = Instant::now();
-    let srs = cuzk_cuda::timing::timing_only_srs_of(&s);
+    let srs = cuzk_testkit::timing::timing_only_srs_of(&s);
     println!(
         "points: {:.1} GiB in {:.1} s",
         srs.size_bytes() as f64 / (1u64 << 30) as f64,
@@ -252,7 +252,7 @@ fn run_timing_params(args: TimingParamsArgs) -> anyhow::Result<()> {
 }
 
 fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {
-    use cuzk_filecoin::testdata::{cached, ensure, TestdataOptions};
+    use cuzk_testkit::testdata::{cached, ensure, TestdataOptions};
     if args.timing_only {
         return run_timing_only(args);
     }
@@ -315,8 +315,8 @@ fn run_testdata(args: TestdataArgs) -> anyhow::Result<()> {
 
 /// `cuzk gen testdata --timing-only`: shape-true requests with random values.
 fn run_timing_only(args: TestdataArgs) -> anyhow::Result<()> {
-    use cuzk_filecoin::shaped::{ensure, ShapedOptions, WARNING};
     use cuzk_filecoin::SectorSize;
+    use cuzk_testkit::shaped::{ensure, ShapedOptions, WARNING};
     let sector_size = SectorSize::parse(&args.sector_size)?;
     if !matches!(sector_size, SectorSize::S32GiB | SectorSize::S64GiB) {
         anyhow::bail!(
@@ -373,7 +373,7 @@ fn run_timing_only(args: TestdataArgs) -> anyhow::Result<()> {
 
 /// `cuzk gen testdata --synthetic-sector`: requests of a sparse sector the circuits accept.
 fn run_synthetic_sector(args: TestdataArgs) -> anyhow::Result<()> {
-    use cuzk_filecoin::sparse::{generate, verify_vanilla, SparseOptions, WARNING};
+    use cuzk_testkit::sparse::{generate, verify_vanilla, SparseOptions, WARNING};
     let sector_size = cuzk_filecoin::SectorSize::parse(&args.sector_size)?;
     eprintln!("NOTE: {WARNING}");
     let started = Instant::now();

@@ -64,7 +64,7 @@ pub fn run(a: SelftestArgs) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let timeout: Duration = humantime::parse_duration(&a.timeout)
         .with_context(|| format!("--timeout {}", a.timeout))?;
-    eprintln!("NOTE: {}", cuzk_filecoin::sparse::WARNING);
+    eprintln!("NOTE: {}", cuzk_testkit::sparse::WARNING);
     let opts = SelftestOptions {
         kinds,
         sizes,

@@ -177,7 +177,7 @@ fn daemon_refuses_synthetic_requests_unless_allowed() {
 /// The 2 KiB data (parameters included) every test binary of the target dir shares, with
 /// cuzk-filecoin's seed: generated on first use, under a file lock.
 fn testdata_2k() -> std::path::PathBuf {
-    cuzk_filecoin::testdata::shared_2k(Path::new(env!("CARGO_TARGET_TMPDIR")))
+    cuzk_testkit::testdata::shared_2k(Path::new(env!("CARGO_TARGET_TMPDIR")))
         .expect("2 KiB test data")
         .0
 }
@@ -191,7 +191,7 @@ fn testdata_2k() -> std::path::PathBuf {
 fn critical_and_high_overtake_a_saturating_porep_load_in_the_real_daemon() {
     use cuzk_server::proto::{AwaitProofRequest, GetTimelineRequest, Priority};
     let data = testdata_2k();
-    let manifest = data.join(cuzk_filecoin::testdata::MANIFEST);
+    let manifest = data.join(cuzk_testkit::testdata::MANIFEST);
     let template = |kind: &str| {
         cuzk_bench::request_file::load(&manifest, Some(kind))
             .expect("request template")
@@ -359,7 +359,7 @@ fn timing_only_parameters_are_refused_by_default_and_labelled_when_allowed() {
         .join("TIMING-ONLY-PARAMETERS-DO-NOT-VERIFY.txt")
         .exists());
 
-    let manifest = data.join(cuzk_filecoin::testdata::MANIFEST);
+    let manifest = data.join(cuzk_testkit::testdata::MANIFEST);
     let wpost = cuzk_bench::request_file::load(&manifest, Some("wpost"))
         .expect("wpost template")
         .request;

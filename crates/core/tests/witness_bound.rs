@@ -8,8 +8,8 @@
 //! bytes; here none, the tightest case).
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
 use cuzk_core::{resident_bytes, Planner, ProofRequest, SynthesisContext, WorkingSetEstimate};
-use cuzk_filecoin::sparse::request;
 use cuzk_filecoin::{ProofKind, SectorSize};
+use cuzk_testkit::sparse::request;
 use std::collections::HashMap;
 use std::path::PathBuf;
 

@@ -26,14 +26,14 @@
 //!   0" (skipped) and the rest (Pippenger), plain Rust, tested without a GPU.
 //! - [`GpuPoints`]: the insecure setup's points made on a device (`cuda/fixed_base.cuh`), for
 //!   `cuzk gen params`.
-//! - [`timing`]: timing-only parameters (NOT VERIFYING) and PoRep-shaped partitions for
-//!   benchmarks.
+//!
+//! TIMING-ONLY parameters and PoRep-shaped partitions for the GPU benchmarks, and the
+//! `cuzk-gpu-bench` binary, live in `cuzk-testkit`.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
 pub mod msm_plan;
 mod options;
-pub mod timing;
 
 pub use options::{CudaOptions, CudaOptionsError, DEFAULT_STREAM_CHUNK_BASES};
 

@@ -151,7 +151,7 @@ pub enum FilecoinError {
 
 impl FilecoinError {
     /// Wraps an error from the Filecoin crates (`anyhow`) with what was being done.
-    pub(crate) fn filecoin(context: &'static str, err: impl std::fmt::Display) -> FilecoinError {
+    pub fn filecoin(context: &'static str, err: impl std::fmt::Display) -> FilecoinError {
         FilecoinError::Filecoin {
             context,
             message: format!("{err:#}"),
@@ -159,7 +159,7 @@ impl FilecoinError {
     }
 
     /// Wraps an I/O error with its path.
-    pub(crate) fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> FilecoinError {
+    pub fn io(path: impl Into<std::path::PathBuf>, source: std::io::Error) -> FilecoinError {
         FilecoinError::Io {
             path: path.into(),
             source,

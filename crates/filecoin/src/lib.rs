@@ -9,21 +9,18 @@
 //!   estimate, lazy synthesis into our recorder) and a verifier for the result.
 //! - [`params`]: circuit id ↔ Filecoin parameter file names (`v28-….params`/`.vk`/`.meta`),
 //!   blank circuits, test-parameter generation.
-//! - [`setup`]: INSECURE parameters of any Filecoin circuit, streamed to disk.
-//! - [`testdata`]: a seeded 2 KiB sector sealed on the CPU, with requests for every kind.
-//! - [`shaped`]: TIMING-ONLY requests of the real 32 GiB / 64 GiB shapes (random vanilla
-//!   proofs; their proofs do not verify), and constraint counting without a witness.
-//! - [`sparse`]: requests of a synthetic sparse sector at any size (32 GiB and 64 GiB
-//!   included) that satisfy the real circuits: their proofs verify, without sealing.
 //! - [`compiled`]: pre-compiled constraint matrices (witness-only synthesis + sparse
 //!   matrix–vector products).
-//! - [`mod@bench`]: synthesis speed of our recorder against bellperson's (the reference
-//!   synthesis is planned by `reference`, so production jobs do not carry it).
+//!
+//! Test data, INSECURE and TIMING-ONLY parameters and requests, and the synthesis benchmark
+//! live in `cuzk-testkit`, which the daemon does not link.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 /// Calls `$f::<Tree>(args)` with the Merkle tree shape of a [`SectorSize`] (2 KiB, 8 MiB and
-/// 512 MiB share one shape).
+/// 512 MiB share one shape). The caller's crate needs `filecoin_proofs` among its
+/// dependencies.
+#[macro_export]
 macro_rules! with_tree {
     ($size:expr, $f:ident $(<$($g:ty),*>)? ( $($args:expr),* $(,)? )) => {
         match $size {
@@ -41,9 +38,7 @@ macro_rules! with_tree {
         }
     };
 }
-pub(crate) use with_tree;
 
-pub mod bench;
 pub mod commcid;
 pub mod compiled;
 pub mod error;
@@ -54,14 +49,9 @@ pub mod plan;
 mod porep;
 mod porep_witness;
 mod post;
-mod reference;
 pub mod registry;
 pub mod request;
-pub mod setup;
-pub mod shaped;
 mod snap;
-pub mod sparse;
-pub mod testdata;
 
 pub use error::{FilecoinError, Result};
 pub use partition::{MemoryEstimate, PartitionJob, ProofPlan};

@@ -28,9 +28,10 @@ pub type VerifyFn = Box<dyn Fn(&[u8]) -> Result<()> + Send + Sync>;
 pub type FinishFn = Box<dyn Fn(Vec<u8>) -> Result<Vec<u8>> + Send + Sync>;
 
 /// What a planner makes of one partition's circuit builder: the job's work. Production
-/// plans use [`Recorded`] (synthesis into our recorder, a [`SynthFn`]); the synthesis
-/// benchmark plans with bellperson's synthesis instead (`crate::reference`).
-pub(crate) trait Synthesis {
+/// plans use `Recorded` (synthesis into our recorder, a [`SynthFn`]); the synthesis
+/// benchmark plans with bellperson's synthesis instead (`cuzk-testkit`'s `reference`,
+/// through [`crate::plan::plan_with`]).
+pub trait Synthesis {
     /// The work a job carries.
     type Work: Send;
 

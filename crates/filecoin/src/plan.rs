@@ -24,7 +24,7 @@ pub fn plan(req: &ProofRequest) -> Result<ProofPlan> {
 }
 
 /// Decodes a request and splits it into partition jobs whose work is `S`'s.
-pub(crate) fn plan_with<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
+pub fn plan_with<S: Synthesis>(req: &ProofRequest) -> Result<ProofPlan<S::Work>> {
     match req.kind() {
         ProofKind::PoRepSealCommit => crate::porep::plan::<S>(req),
         ProofKind::SnapDealsUpdate => crate::snap::plan::<S>(req),

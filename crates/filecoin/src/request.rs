@@ -220,7 +220,7 @@ impl<'a> C1Input<'a> {
 }
 
 /// Checks that `bytes` is exactly 32 bytes and returns it as an array.
-pub(crate) fn bytes32(field: &'static str, bytes: &[u8]) -> Result<[u8; 32]> {
+pub fn bytes32(field: &'static str, bytes: &[u8]) -> Result<[u8; 32]> {
     <[u8; 32]>::try_from(bytes).map_err(|_| FilecoinError::WrongLength {
         field,
         expected: 32,

@@ -7,8 +7,8 @@ mod common;
 
 use std::time::Instant;
 
-use cuzk_filecoin::testdata::{ensure, TestdataOptions};
 use cuzk_filecoin::{plan, ProofRequest, SectorSize};
+use cuzk_testkit::testdata::{ensure, TestdataOptions};
 
 /// Partition `k` of `req`: the parallel native witness against the full sequential
 /// recording, then (with `evaluate`) the compiled a/b/c from it against the circuit.
@@ -59,7 +59,7 @@ fn parallel_porep_witness_equals_the_circuit_s_own_at_8m() {
 fn parallel_porep_witness_equals_the_circuit_s_own_at_32g_shape() {
     let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuzk-shaped-32g-w");
     let _ = std::fs::remove_dir_all(&out);
-    let m = cuzk_filecoin::shaped::generate(&cuzk_filecoin::shaped::ShapedOptions {
+    let m = cuzk_testkit::shaped::generate(&cuzk_testkit::shaped::ShapedOptions {
         out: out.clone(),
         sector_size: SectorSize::S32GiB,
         seed: 0x5eed_32a1,

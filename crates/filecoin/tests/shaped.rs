@@ -22,11 +22,11 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use cuzk_filecoin::shaped::{self, Counts, ShapedManifest, ShapedOptions};
-use cuzk_filecoin::testdata::Manifest;
 use cuzk_filecoin::MemoryEstimate;
 use cuzk_filecoin::{plan, CircuitId, CircuitKind, ProofKind, ProofRequest, SectorSize};
 use cuzk_groth16::RecorderMode;
+use cuzk_testkit::shaped::{self, Counts, ShapedManifest, ShapedOptions};
+use cuzk_testkit::testdata::Manifest;
 
 const SEED: u64 = 0x5eed_32a1;
 const SIZE: SectorSize = SectorSize::S32GiB;

@@ -3,8 +3,8 @@
 //! are a deterministic function of the seed, and each fault makes the check fail. (Their
 //! SNARKs, proved through the daemon and verified by filecoin-proofs, are checked in
 //! `crates/server/tests/sparse_grpc.rs`.)
-use cuzk_filecoin::sparse::{request, requests, verify_vanilla, Fault};
 use cuzk_filecoin::{ProofKind, SectorSize};
+use cuzk_testkit::sparse::{request, requests, verify_vanilla, Fault};
 
 const KINDS: [ProofKind; 4] = [
     ProofKind::PoRepSealCommit,

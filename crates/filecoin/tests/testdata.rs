@@ -1,8 +1,8 @@
 //! The generator is deterministic from its seed and reuses a matching directory.
 mod common;
 
-use cuzk_filecoin::testdata::{cached, ensure, TestdataOptions};
 use cuzk_filecoin::SectorSize;
+use cuzk_testkit::testdata::{cached, ensure, TestdataOptions};
 
 #[test]
 fn testdata_is_deterministic_and_cached() {

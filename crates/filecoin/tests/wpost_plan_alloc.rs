@@ -8,8 +8,8 @@
 use std::alloc::System;
 use std::path::PathBuf;
 
-use cuzk_filecoin::shaped::{self, ShapedOptions};
 use cuzk_filecoin::{plan, SectorSize};
+use cuzk_testkit::shaped::{self, ShapedOptions};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]

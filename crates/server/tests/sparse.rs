@@ -1,4 +1,4 @@
-//! Requests of a synthetic sparse sector (`cuzk_filecoin::sparse`) through the real daemon
+//! Requests of a synthetic sparse sector (`cuzk_testkit::sparse`) through the real daemon
 //! and gRPC client: every kind at 2 KiB is proved and its proof verifies with filecoin-proofs'
 //! own verifier (`verify_seal`, `verify_empty_sector_update_proof`, `verify_window_post`,
 //! `verify_winning_post`) against the insecure test parameters; a request with one wrong
@@ -8,9 +8,9 @@ mod common;
 
 use common::fc::{dir, prove_verified, start_filecoin};
 use common::{completed, status_name};
-use cuzk_filecoin::sparse::{request, Fault};
 use cuzk_filecoin::{ProofKind, ProofRequest, SectorSize};
 use cuzk_server::proto::{ProveRequest, ProveResponse, SubmitProofRequest};
+use cuzk_testkit::sparse::{request, Fault};
 
 fn wire(req: &ProofRequest, id: &str) -> SubmitProofRequest {
     let mut w = cuzk_server::client::submit_request(req);

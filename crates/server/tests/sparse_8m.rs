@@ -1,6 +1,6 @@
 //! Requests of a synthetic sparse sector at 8 MiB through the real daemon and gRPC client:
 //! PoRep, WindowPoSt and WinningPoSt are proved with INSECURE 8 MiB parameters made by the
-//! streamed setup (`cuzk_filecoin::setup::ensure_insecure_params`, shared by the target dir)
+//! streamed setup (`cuzk_testkit::setup::ensure_insecure_params`, shared by the target dir)
 //! and verified by filecoin-proofs' own verifier. (SnapDeals at 8 MiB, four partitions of
 //! 10 M constraints, would take about twenty minutes of this CPU prover: its partitions are
 //! checked against the real circuit in `cuzk-filecoin`'s `tests/sparse.rs`, and its proof on
@@ -10,11 +10,11 @@ mod common;
 use common::completed;
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
 use cuzk_filecoin::params::set_parameter_dir;
-use cuzk_filecoin::setup::ensure_insecure_params;
-use cuzk_filecoin::sparse::request;
 use cuzk_filecoin::{CircuitId, ProofKind, SectorSize};
 use cuzk_groth16::CpuProver;
 use cuzk_server::proto::ProveRequest;
+use cuzk_testkit::setup::ensure_insecure_params;
+use cuzk_testkit::sparse::request;
 use std::path::Path;
 use std::sync::Arc;
 

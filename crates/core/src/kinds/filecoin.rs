@@ -465,7 +465,7 @@ mod tests {
 
     #[test]
     fn plans_a_real_winning_post_request_into_a_synthesizable_partition() {
-        use cuzk_filecoin::testdata::{ensure, TestdataOptions};
+        use cuzk_testkit::testdata::{ensure, TestdataOptions};
         let dir = tempfile::tempdir().unwrap();
         let m = ensure(&TestdataOptions {
             out: dir.path().to_path_buf(),

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Once, OnceLock};
 
-use cuzk_filecoin::testdata::{shared_2k, shared_dir, Manifest};
 use cuzk_filecoin::ProofRequest;
+use cuzk_testkit::testdata::{shared_2k, shared_dir, Manifest};
 
 static ENV: Once = Once::new();
 static DATA: OnceLock<(PathBuf, Manifest)> = OnceLock::new();

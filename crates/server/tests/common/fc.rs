@@ -7,9 +7,9 @@ use super::{start_with_backends, TestDaemon, Transport};
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
 use cuzk_core::kinds::synthetic::SyntheticPlanner;
 use cuzk_core::kinds::Router;
-use cuzk_filecoin::testdata::{shared_2k, shared_dir, Manifest};
 use cuzk_groth16::{CpuProver, ProverBackend};
 use cuzk_server::proto::SubmitProofRequest;
+use cuzk_testkit::testdata::{shared_2k, shared_dir, Manifest};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once, OnceLock};
 

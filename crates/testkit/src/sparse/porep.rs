@@ -30,14 +30,14 @@ use storage_proofs_porep::stacked::{
 
 use super::tree::LazyTree;
 use super::{break_path, Fault};
-use crate::error::{FilecoinError, Result};
-use crate::registry::{prover_id_from_miner_id, seal_from_u64, SectorSize};
-use crate::request::ProofRequest;
 use crate::shaped::porep::{
     c2_request, phase1_output, registered_proof, repeat_parents, TreeDomain, TreeProof,
 };
 use crate::shaped::tree::Shape;
 use crate::shaped::{random32, Facts};
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{prover_id_from_miner_id, seal_from_u64, SectorSize};
+use cuzk_filecoin::request::ProofRequest;
 
 /// A PoRep C2 request (C1 envelope) for a sparse sector of `size`.
 pub(super) fn request(
@@ -50,7 +50,7 @@ pub(super) fn request(
     let num = registered_proof(size);
     let seal = seal_from_u64(num)?;
     let prover_id = prover_id_from_miner_id(miner_id);
-    let (phase1, facts) = crate::with_tree!(
+    let (phase1, facts) = cuzk_filecoin::with_tree!(
         size,
         c1_output(size, seal, prover_id, sector_number, fault, rng)
     )?;

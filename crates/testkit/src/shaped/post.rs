@@ -16,10 +16,10 @@ use storage_proofs_post::fallback;
 
 use super::random32;
 use super::tree::Shape;
-use crate::error::{FilecoinError, Result};
-use crate::registry::{post_from_u64, prover_id_from_miner_id, ProofKind, SectorSize};
-use crate::request::ProofRequest;
 use crate::sparse::tree::LazyTree;
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{post_from_u64, prover_id_from_miner_id, ProofKind, SectorSize};
+use cuzk_filecoin::request::ProofRequest;
 
 /// Bytes of a tree node.
 const NODE_SIZE: usize = 32;
@@ -41,7 +41,7 @@ pub(crate) fn request(
     miner_id: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<ProofRequest> {
-    crate::with_tree!(size, request_tree(kind, size, miner_id, rng))
+    cuzk_filecoin::with_tree!(size, request_tree(kind, size, miner_id, rng))
 }
 
 fn request_tree<Tree: 'static + MerkleTreeTrait>(

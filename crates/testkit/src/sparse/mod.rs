@@ -25,11 +25,11 @@ use rand_core::{RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
 use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
 
-use crate::error::{FilecoinError, Result};
-use crate::registry::{ProofKind, SectorSize};
-use crate::request::ProofRequest;
 use crate::shaped::write_set;
 use crate::testdata::{write_manifest, Manifest, SectorFacts, MANIFEST};
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{ProofKind, SectorSize};
+use cuzk_filecoin::request::ProofRequest;
 
 mod check;
 mod porep;
@@ -181,7 +181,7 @@ pub fn request(
                 let first = req.vanilla_proofs.first_mut().ok_or_else(|| {
                     FilecoinError::filecoin("sparse PoSt fault", "no sector proof")
                 })?;
-                *first = crate::with_tree!(size, break_post_path(first, fault))?;
+                *first = cuzk_filecoin::with_tree!(size, break_post_path(first, fault))?;
             }
             (req, None)
         }

@@ -17,11 +17,11 @@ use storage_proofs_update::{phi, rho, ChallengeProof, Challenges, PartitionProof
 
 use super::tree::LazyTree;
 use super::{break_path, Fault};
-use crate::error::{FilecoinError, Result};
-use crate::registry::{update_from_u64, ProofKind, SectorSize};
-use crate::request::ProofRequest;
 use crate::shaped::snap::registered_proof;
 use crate::shaped::tree::{sha_node, Shape};
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{update_from_u64, ProofKind, SectorSize};
+use cuzk_filecoin::request::ProofRequest;
 
 /// A SnapDeals request for a sparse sector: one bincode `PartitionProof` per partition and
 /// the three commitments.
@@ -30,7 +30,7 @@ pub(super) fn request(
     fault: Option<Fault>,
     rng: &mut ChaCha8Rng,
 ) -> Result<ProofRequest> {
-    crate::with_tree!(size, request_tree(size, fault, rng))
+    cuzk_filecoin::with_tree!(size, request_tree(size, fault, rng))
 }
 
 fn request_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(

@@ -27,10 +27,10 @@ use storage_proofs_post::fallback::{
 };
 use storage_proofs_update::{EmptySectorUpdate, EmptySectorUpdateCompound, PartitionProof};
 
-use crate::error::{FilecoinError, Result};
-use crate::params::{with_blank_circuit, CircuitVisitor};
-use crate::registry::{post_from_u64, CircuitId, CircuitKind, ProofKind, RegisteredProof};
-use crate::request::{bytes32, C1Envelope, ProofRequest};
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::params::{with_blank_circuit, CircuitVisitor};
+use cuzk_filecoin::registry::{post_from_u64, CircuitId, CircuitKind, ProofKind, RegisteredProof};
+use cuzk_filecoin::request::{bytes32, C1Envelope, ProofRequest};
 
 /// The shape of a synthesized circuit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -188,8 +188,8 @@ pub fn count_blank(id: CircuitId) -> Result<Counts> {
 pub fn count_partition(req: &ProofRequest, k: usize) -> Result<Counts> {
     let (_, size) = (req.registered(), req.sector_size());
     match req.kind() {
-        ProofKind::PoRepSealCommit => crate::with_tree!(size, porep_counts(req, k)),
-        ProofKind::SnapDealsUpdate => crate::with_tree!(size, snap_counts(req, k)),
+        ProofKind::PoRepSealCommit => cuzk_filecoin::with_tree!(size, porep_counts(req, k)),
+        ProofKind::SnapDealsUpdate => cuzk_filecoin::with_tree!(size, snap_counts(req, k)),
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
             if k != 0 {
                 return Err(FilecoinError::InvalidValue {
@@ -197,7 +197,7 @@ pub fn count_partition(req: &ProofRequest, k: usize) -> Result<Counts> {
                     reason: "a PoSt request has one partition".into(),
                 });
             }
-            crate::with_tree!(size, post_counts(req, &[usize::MAX]))?
+            cuzk_filecoin::with_tree!(size, post_counts(req, &[usize::MAX]))?
                 .pop()
                 .ok_or_else(|| no_partition(0))
         }
@@ -213,7 +213,7 @@ pub fn count_post_sectors(req: &ProofRequest, prefixes: &[usize]) -> Result<Vec<
     let (_, size) = (req.registered(), req.sector_size());
     match req.kind() {
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
-            crate::with_tree!(size, post_counts(req, prefixes))
+            cuzk_filecoin::with_tree!(size, post_counts(req, prefixes))
         }
         _ => Err(FilecoinError::InvalidValue {
             field: "proof_kind",
@@ -227,7 +227,7 @@ pub fn count_blank_post_sectors(id: CircuitId, prefixes: &[usize]) -> Result<Vec
     let size = id.size;
     match id.kind {
         CircuitKind::WinningPost | CircuitKind::WindowPost => {
-            crate::with_tree!(size, blank_post_counts(id, prefixes))
+            cuzk_filecoin::with_tree!(size, blank_post_counts(id, prefixes))
         }
         _ => Err(FilecoinError::InvalidValue {
             field: "circuit_id",
@@ -456,10 +456,10 @@ fn post_counts<Tree: 'static + MerkleTreeTrait>(
 pub fn partition_signatures(req: &ProofRequest) -> Result<Vec<u64>> {
     let (_, size) = (req.registered(), req.sector_size());
     match req.kind() {
-        ProofKind::PoRepSealCommit => crate::with_tree!(size, porep_signatures(req)),
-        ProofKind::SnapDealsUpdate => crate::with_tree!(size, snap_signatures(req)),
+        ProofKind::PoRepSealCommit => cuzk_filecoin::with_tree!(size, porep_signatures(req)),
+        ProofKind::SnapDealsUpdate => cuzk_filecoin::with_tree!(size, snap_signatures(req)),
         ProofKind::WindowPostPartition | ProofKind::WinningPost => {
-            crate::with_tree!(size, post_signatures(req))
+            cuzk_filecoin::with_tree!(size, post_signatures(req))
         }
     }
 }

@@ -22,9 +22,9 @@ use storage_proofs_porep::stacked::{
 
 use super::tree::{sha_node, Shape};
 use super::{random32, Facts};
-use crate::error::{FilecoinError, Result};
-use crate::registry::{prover_id_from_miner_id, seal_from_u64, ProofKind, SectorSize};
-use crate::request::{C1Envelope, ProofRequest};
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{prover_id_from_miner_id, seal_from_u64, ProofKind, SectorSize};
+use cuzk_filecoin::request::{C1Envelope, ProofRequest};
 
 pub(crate) type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 /// An inclusion proof in tree C or R.
@@ -51,7 +51,7 @@ pub(super) fn request(
     let seal = seal_from_u64(num)?;
     let prover_id = prover_id_from_miner_id(miner_id);
     let (phase1, facts) =
-        crate::with_tree!(size, c1_output(size, seal, prover_id, sector_number, rng))?;
+        cuzk_filecoin::with_tree!(size, c1_output(size, seal, prover_id, sector_number, rng))?;
     Ok((
         c2_request(size, num, miner_id, sector_number, phase1)?,
         facts,

@@ -23,12 +23,12 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{FilecoinError, Result};
-use crate::params::write_filecoin_params;
-use crate::registry::{
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::params::write_filecoin_params;
+use cuzk_filecoin::registry::{
     prover_id_from_miner_id, CircuitId, CircuitKind, ProofKind, RegisteredProof, SectorSize,
 };
-use crate::request::{C1Envelope, ProofRequest};
+use cuzk_filecoin::request::{C1Envelope, ProofRequest};
 
 /// Bump when the generated files change meaning.
 pub const GENERATOR_VERSION: u32 = 2;
@@ -446,7 +446,7 @@ pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
     }
 
     // --- SnapDeals: encode new data into the sealed sector, prove each partition.
-    let update_proof = crate::registry::update_from_u64(n)?;
+    let update_proof = cuzk_filecoin::registry::update_from_u64(n)?;
     let snap_staged = work.join("snap-staged");
     let new_replica = work.join("snap-replica");
     let new_cache = work.join("snap-cache");
@@ -523,7 +523,7 @@ pub fn generate(opts: &TestdataOptions) -> Result<Manifest> {
         ] {
             let id = CircuitId::new(kind, size);
             let t = Instant::now();
-            let srs = crate::params::generate_test_params(id, &mut prng)?;
+            let srs = cuzk_filecoin::params::generate_test_params(id, &mut prng)?;
             let f = write_filecoin_params(id, &srs, dir)?;
             drop(srs);
             for name in [&f.params, &f.vk, &f.meta] {

@@ -1,15 +1,15 @@
 //! **INSECURE** parameters of the Filecoin circuits at any size (the 32 GiB and 64 GiB ones
 //! included), for tests and self-tests: each circuit's blank circuit compiled
-//! ([`crate::compiled`]), then `cuzk_groth16`'s setup streamed into the `.params` file under
-//! Filecoin's name ([`crate::params`]), with a note beside it. Anyone who knows the seed can
+//! ([`cuzk_filecoin::compiled`]), then `cuzk_groth16`'s setup streamed into the `.params` file under
+//! Filecoin's name ([`cuzk_filecoin::params`]), with a note beside it. Anyone who knows the seed can
 //! forge proofs with them.
 use std::path::Path;
 
 use rand_core::RngCore;
 
-use crate::error::{FilecoinError, Result};
-use crate::params::ParamFiles;
-use crate::registry::CircuitId;
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::params::ParamFiles;
+use cuzk_filecoin::registry::CircuitId;
 
 /// The note written beside insecure parameters, whose Filecoin file names cannot say it.
 pub const INSECURE_NOTE_FILE: &str = "INSECURE-TEST-PARAMETERS-KNOWN-TOXIC-WASTE.txt";
@@ -43,7 +43,7 @@ pub fn write_insecure_params(
     std::fs::create_dir_all(dir).map_err(|e| FilecoinError::io(dir, e))?;
     let files = id.param_files()?;
     let t = std::time::Instant::now();
-    let compiled = crate::compiled::compile(id)?;
+    let compiled = cuzk_filecoin::compiled::compile(id)?;
     let compile_seconds = t.elapsed().as_secs_f64();
     let compile_bytes = compiled.heap_bytes();
     let setup =
@@ -106,7 +106,7 @@ pub fn ensure_insecure_params(ids: &[CircuitId], dir: &Path, seed: u64) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{
+    use cuzk_filecoin::params::{
         generate_test_params, is_published_vk, vk_is_published, write_filecoin_params,
     };
 

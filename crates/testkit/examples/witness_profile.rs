@@ -7,8 +7,9 @@
 //! the phases of each run.
 use std::time::Instant;
 
-use cuzk_filecoin::{shaped, SectorSize};
+use cuzk_filecoin::SectorSize;
 use cuzk_groth16::RecorderMode;
+use cuzk_testkit::shaped;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()

@@ -24,10 +24,10 @@
 //! ```text
 //! cuzk-gpu-bench gen-params --log-n 24 --out FILE   # TIMING-ONLY parameters
 //! ```
-use cuzk_cuda::timing::{self, PartitionShape, NOT_VERIFYING};
 use cuzk_cuda::{CudaOptions, CudaProver, PhaseTimings};
 use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::{ProverBackend, Scalar, Srs, Synthesized};
+use cuzk_testkit::timing::{self, PartitionShape, NOT_VERIFYING};
 
 /// What one pipelined run returns: wall seconds, interlock-held ms per device, proof bytes,
 /// and each proof's phases (with the finish time in `total_ms` added).

@@ -12,9 +12,9 @@ use storage_proofs_update::constants::{TreeDDomain, TreeRDomain};
 use storage_proofs_update::{phi, rho, ChallengeProof, Challenges, PartitionProof, PublicParams};
 
 use super::tree::{sha_node, Shape};
-use crate::error::{FilecoinError, Result};
-use crate::registry::{update_from_u64, ProofKind, SectorSize};
-use crate::request::ProofRequest;
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{update_from_u64, ProofKind, SectorSize};
+use cuzk_filecoin::request::ProofRequest;
 
 /// The Go-side `RegisteredUpdateProof` of the timing-only SnapDeals request.
 pub(crate) fn registered_proof(size: SectorSize) -> u64 {
@@ -24,7 +24,7 @@ pub(crate) fn registered_proof(size: SectorSize) -> u64 {
 /// A SnapDeals request: one bincode `PartitionProof` per partition and the three
 /// commitments.
 pub(crate) fn request(size: SectorSize, rng: &mut ChaCha8Rng) -> Result<ProofRequest> {
-    crate::with_tree!(size, request_tree(size, rng))
+    cuzk_filecoin::with_tree!(size, request_tree(size, rng))
 }
 
 fn request_tree<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(

@@ -15,16 +15,16 @@ use bellperson::SynthesisError;
 use blstrs::{Bls12, G1Affine, G2Affine, Scalar};
 use ff::Field;
 
-use crate::error::{FilecoinError, Result};
-use crate::partition::{MemoryEstimate, ProofPlan, Synthesis};
-use crate::request::ProofRequest;
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::partition::{MemoryEstimate, ProofPlan, Synthesis};
+use cuzk_filecoin::request::ProofRequest;
 
 /// Builds a partition's circuit and synthesizes it with bellperson (see [`Bellperson`]).
 pub(crate) type ReferenceFn = Box<dyn FnOnce() -> Result<()> + Send>;
 
 /// Plans `req` with bellperson's synthesis as every job's work.
 pub(crate) fn plan(req: &ProofRequest) -> Result<ProofPlan<ReferenceFn>> {
-    crate::plan::plan_with::<Bellperson>(req)
+    cuzk_filecoin::plan::plan_with::<Bellperson>(req)
 }
 
 /// Jobs that build their circuit and run bellperson's synthesis on it (benchmarks only).

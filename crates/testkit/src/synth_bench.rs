@@ -8,9 +8,9 @@ use blstrs::Scalar;
 use cuzk_groth16::RecorderMode;
 use serde::Serialize;
 
-use crate::error::Result;
-use crate::plan::plan;
-use crate::request::ProofRequest;
+use cuzk_filecoin::error::Result;
+use cuzk_filecoin::plan::plan;
+use cuzk_filecoin::request::ProofRequest;
 
 /// One circuit's synthesis timings.
 #[derive(Clone, Debug, Serialize)]
@@ -33,7 +33,7 @@ pub struct SynthBench {
     /// circuit's own cost (witness computation, gadget code), which no constraint system
     /// can remove.
     pub witness_only_median: Duration,
-    /// Median time of witness-only synthesis + [`crate::compiled::CompiledCircuit::evaluate`].
+    /// Median time of witness-only synthesis + [`cuzk_filecoin::compiled::CompiledCircuit::evaluate`].
     pub compiled_median: Duration,
     /// One-off time to compile the circuit shape (walk its blank circuit).
     pub compile_time: Duration,
@@ -67,16 +67,14 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn first<W>(
-    plan: Result<crate::partition::ProofPlan<W>>,
-) -> Result<crate::partition::PartitionJob<W>> {
-    plan?
-        .take_jobs()
-        .into_iter()
-        .next()
-        .ok_or_else(|| crate::error::FilecoinError::filecoin("benchmark", "plan has no partitions"))
+    plan: Result<cuzk_filecoin::partition::ProofPlan<W>>,
+) -> Result<cuzk_filecoin::partition::PartitionJob<W>> {
+    plan?.take_jobs().into_iter().next().ok_or_else(|| {
+        cuzk_filecoin::error::FilecoinError::filecoin("benchmark", "plan has no partitions")
+    })
 }
 
-fn first_job(req: &ProofRequest) -> Result<crate::partition::PartitionJob> {
+fn first_job(req: &ProofRequest) -> Result<cuzk_filecoin::partition::PartitionJob> {
     first(plan(req))
 }
 
@@ -88,7 +86,9 @@ pub fn time_bellperson_partition(req: &ProofRequest, index: usize) -> Result<Dur
         .take_jobs()
         .into_iter()
         .nth(index)
-        .ok_or_else(|| crate::error::FilecoinError::filecoin("benchmark", "no such partition"))?;
+        .ok_or_else(|| {
+            cuzk_filecoin::error::FilecoinError::filecoin("benchmark", "no such partition")
+        })?;
     let t = Instant::now();
     (job.synthesize)()?;
     Ok(t.elapsed())
@@ -103,7 +103,7 @@ pub fn bench_request(req: &ProofRequest, reps: usize) -> Result<SynthBench> {
     let mut witness = Vec::with_capacity(reps);
     let mut compiled = Vec::with_capacity(reps);
     let t = Instant::now();
-    let shape = crate::compiled::compile(first_job(req)?.circuit_id)?;
+    let shape = cuzk_filecoin::compiled::compile(first_job(req)?.circuit_id)?;
     let compile_time = t.elapsed();
     let mut constraints = 0;
     let mut circuit_id = String::new();
@@ -240,7 +240,7 @@ pub struct StructureWalk {
 
 struct Walk;
 
-impl crate::params::CircuitVisitor for Walk {
+impl cuzk_filecoin::params::CircuitVisitor for Walk {
     type Output = std::result::Result<StructureWalk, SynthesisError>;
     fn visit<C: bellpepper_core::Circuit<Scalar> + Send>(self, circuit: C) -> Self::Output {
         let mut cs = StructureOnly::default();
@@ -257,9 +257,9 @@ impl crate::params::CircuitVisitor for Walk {
 
 /// Walks the blank circuit of `id` with a structure-only constraint system (no witness, no
 /// recording): the constraint-building cost every constraint system pays for this circuit.
-pub fn walk_blank_structure(id: crate::registry::CircuitId) -> Result<StructureWalk> {
-    crate::params::with_blank_circuit(id, Walk)?.map_err(|e| {
-        crate::error::FilecoinError::Synthesis {
+pub fn walk_blank_structure(id: cuzk_filecoin::registry::CircuitId) -> Result<StructureWalk> {
+    cuzk_filecoin::params::with_blank_circuit(id, Walk)?.map_err(|e| {
+        cuzk_filecoin::error::FilecoinError::Synthesis {
             partition: 0,
             message: e.to_string(),
         }

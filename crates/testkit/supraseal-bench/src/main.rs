@@ -3,7 +3,7 @@
 //! same TIMING-ONLY parameters (proofs DO NOT VERIFY) and partitions as `cuzk-gpu-bench`, and
 //! prints the proof bytes of the first two runs for a byte-for-byte cross-check.
 use blstrs::{G1Affine, G2Affine, Scalar};
-use cuzk_cuda::timing::{self, PartitionShape, NOT_VERIFYING};
+use cuzk_testkit::timing::{self, PartitionShape, NOT_VERIFYING};
 use cuzk_groth16::{Density, Proof};
 use ff::Field;
 use group::prime::PrimeCurveAffine;

@@ -15,23 +15,23 @@ use storage_proofs_post::fallback::{self, PublicSector};
 use storage_proofs_update::constants::TreeRDomain;
 use storage_proofs_update::{EmptySectorUpdate, PartitionProof, PublicParams};
 
-use crate::error::{FilecoinError, Result};
-use crate::registry::{RegisteredProof, SectorSize};
-use crate::request::{C1Envelope, ProofRequest};
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{RegisteredProof, SectorSize};
+use cuzk_filecoin::request::{C1Envelope, ProofRequest};
 
 /// Verifies the vanilla proofs of `req` (any Filecoin kind).
 pub fn verify_vanilla(req: &ProofRequest) -> Result<()> {
     let (rp, size) = (req.registered(), req.sector_size());
     let ok = match rp {
-        RegisteredProof::Seal(_) => crate::with_tree!(size, porep(req)),
+        RegisteredProof::Seal(_) => cuzk_filecoin::with_tree!(size, porep(req)),
         RegisteredProof::Update(update) => {
             let h =
                 filecoin_proofs::SectorUpdateConfig::from_porep_config(&update.as_v1_config()).h;
-            crate::with_tree!(size, snap(req, size, h))
+            cuzk_filecoin::with_tree!(size, snap(req, size, h))
         }
         RegisteredProof::PoSt(post) => {
-            let winning = matches!(req.kind(), crate::registry::ProofKind::WinningPost);
-            crate::with_tree!(size, post_proofs(req, post, winning))
+            let winning = matches!(req.kind(), cuzk_filecoin::registry::ProofKind::WinningPost);
+            cuzk_filecoin::with_tree!(size, post_proofs(req, post, winning))
         }
     }?;
     if ok {
@@ -162,7 +162,7 @@ pub fn porep_public(req: &ProofRequest) -> Result<PorepPublic> {
 /// The `(sector id, comm_r)` of every sector proof of a PoSt request.
 pub fn post_sectors(req: &ProofRequest) -> Result<Vec<(u64, [u8; 32])>> {
     let (_, size) = (req.registered(), req.sector_size());
-    crate::with_tree!(size, post_sectors_tree(req))
+    cuzk_filecoin::with_tree!(size, post_sectors_tree(req))
 }
 
 fn post_sectors_tree<Tree: 'static + MerkleTreeTrait>(

@@ -21,10 +21,10 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{FilecoinError, Result};
-use crate::registry::{ProofKind, SectorSize};
-use crate::request::ProofRequest;
 use crate::testdata::{write_manifest, Manifest, RequestSpec, SectorFacts, MANIFEST};
+use cuzk_filecoin::error::{FilecoinError, Result};
+use cuzk_filecoin::registry::{ProofKind, SectorSize};
+use cuzk_filecoin::request::ProofRequest;
 
 mod count;
 pub(crate) mod porep;

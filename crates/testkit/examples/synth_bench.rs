@@ -1,5 +1,5 @@
 //! Synthesis benchmark: our recorder against bellperson's prover-side synthesis on the real
-//! 2 KiB circuits of the test data (see `cuzk_filecoin::bench`).
+//! 2 KiB circuits of the test data (see `cuzk_testkit::synth_bench`).
 //!
 //! `cargo run --release -p cuzk-filecoin --example synth_bench -- [DIR] [REPS] [KINDS]`
 //! (DIR defaults to `target/cuzk-bench-testdata`; it is generated without parameters if
@@ -7,9 +7,9 @@
 //! it also walks those blank circuits with a structure-only constraint system.
 use std::path::PathBuf;
 
-use cuzk_filecoin::bench::bench_request;
-use cuzk_filecoin::testdata::{ensure, TestdataOptions};
 use cuzk_filecoin::SectorSize;
+use cuzk_testkit::synth_bench::bench_request;
+use cuzk_testkit::testdata::{ensure, TestdataOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         println!("|---|---|---|---|---|---|");
         for id in ids.split(',') {
-            let w = cuzk_filecoin::bench::walk_blank_structure(id.parse()?)?;
+            let w = cuzk_testkit::synth_bench::walk_blank_structure(id.parse()?)?;
             println!(
                 "| {id} | {} | {} | {} | {:.2} s | {:.2} M |",
                 w.constraints,
