@@ -8,7 +8,7 @@ use cuzk_core::{Config, Engine};
 use cuzk_filecoin::{ProofKind, SectorSize};
 use cuzk_groth16::CpuProver;
 use cuzk_server::{Daemon, ListenAddr, ServeOptions};
-use cuzk_testkit::testdata::{shared_2k, shared_dir};
+use cuzk_testkit::testdata::process_data;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,10 +18,7 @@ async fn selftest_proves_synthetic_sectors_and_filecoin_proofs_says_valid() {
     // The 2 KiB test data every test binary of the target dir shares (its parameters);
     // filecoin-proofs reads FIL_PROOFS_* once, so before anything touches it.
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let params = shared_dir(tmp);
-    cuzk_filecoin::params::set_parameter_dir(&params);
-    cuzk_filecoin::params::set_cache_dir(&params);
-    shared_2k(tmp).expect("the 2 KiB test data");
+    let params = process_data(tmp).0.clone();
     let mut config = Config::default_for_machine();
     config.set_budget(2 << 30);
     config.params_dir = params.clone();

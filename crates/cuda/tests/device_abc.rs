@@ -203,12 +203,8 @@ fn real_2k_filecoin_kinds_device_abc_equal_cpu_and_verify() {
         return;
     };
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let dir = cuzk_testkit::testdata::shared_dir(tmp);
-    // filecoin-proofs reads these once per process: before anything touches its crates.
-    cuzk_filecoin::params::set_parameter_dir(&dir);
-    cuzk_filecoin::params::set_cache_dir(&dir);
     let t = std::time::Instant::now();
-    let (dir, m) = cuzk_testkit::testdata::shared_2k(tmp).expect("2 KiB test data");
+    let (dir, m) = cuzk_testkit::testdata::process_data(tmp);
     eprintln!("2 KiB test data: {:.1} s", t.elapsed().as_secs_f64());
     let opts = cuzk_groth16::params::ReadOptions {
         check_points: false,

@@ -256,18 +256,7 @@ impl ConstraintSystem<Scalar> for Compiler {
         self.overflow |= !ok;
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 }
 
 fn density(m: &Matrix, len: usize, aux: bool) -> Density {

@@ -13,6 +13,27 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+/// The three `ConstraintSystem` methods of a root that keeps no namespaces: pushing and
+/// popping one does nothing, and the system is its own root. Every constraint system in
+/// cuzk is such a root: names would cost time and memory, and nothing reads them.
+#[macro_export]
+macro_rules! flat_namespaces {
+    () => {
+        fn push_namespace<NR, N>(&mut self, _: N)
+        where
+            NR: Into<String>,
+            N: FnOnce() -> NR,
+        {
+        }
+
+        fn pop_namespace(&mut self) {}
+
+        fn get_root(&mut self) -> &mut Self::Root {
+            self
+        }
+    };
+}
+
 pub mod atomic;
 pub mod backend;
 pub mod compiled;

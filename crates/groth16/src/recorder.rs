@@ -451,18 +451,7 @@ impl ConstraintSystem<Scalar> for Recorder {
         out.c.push(vc);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 
     /// Sub-systems made with `new()` (full mode, with their own ONE as input 0) can be
     /// synthesized in parallel and appended with [`ConstraintSystem::extend`], as bellperson's

@@ -211,18 +211,7 @@ impl bellpepper_core::ConstraintSystem<Scalar> for StructureOnly {
         self.terms += c(bellpepper_core::LinearCombination::zero()).len();
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    cuzk_groth16::flat_namespaces!();
 }
 
 /// What walking a blank circuit's structure found.

@@ -196,6 +196,29 @@ pub fn shared_2k(tmp: &Path) -> Result<(PathBuf, Manifest)> {
     Ok((out, m))
 }
 
+/// [`shared_dir`] for a test process, with filecoin-proofs pointed at it (parameters and
+/// caches) the first time: filecoin-proofs reads `FIL_PROOFS_*` once per process, so a test
+/// calls this before anything touches the Filecoin crates.
+pub fn process_dir(tmp: &Path) -> PathBuf {
+    static ENV: std::sync::Once = std::sync::Once::new();
+    let dir = shared_dir(tmp);
+    ENV.call_once(|| {
+        cuzk_filecoin::params::set_parameter_dir(&dir);
+        cuzk_filecoin::params::set_cache_dir(&dir);
+    });
+    dir
+}
+
+/// [`shared_2k`] for a test process: generated (or found) once, after [`process_dir`].
+/// Panics when the data cannot be made: a test cannot go on without it.
+pub fn process_data(tmp: &Path) -> &'static (PathBuf, Manifest) {
+    static DATA: std::sync::OnceLock<(PathBuf, Manifest)> = std::sync::OnceLock::new();
+    DATA.get_or_init(|| {
+        process_dir(tmp);
+        shared_2k(tmp).expect("generating the 2 KiB test data")
+    })
+}
+
 /// Returns the manifest in `opts.out` if it matches `opts` and its files are intact,
 /// otherwise generates everything. Safe to call from several processes at once.
 pub fn ensure(opts: &TestdataOptions) -> Result<Manifest> {

@@ -53,18 +53,7 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         self.0.enforce(annotation, a, b, c);
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 
     fn is_extensible() -> bool {
         true

@@ -148,18 +148,7 @@ impl ConstraintSystem<Scalar> for Marker {
         }
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    crate::flat_namespaces!();
 
     /// Sub-systems made with `new()` (each allocating its own ONE as input 0) may be
     /// synthesized in parallel and appended: storage-proofs' WindowPoSt circuit then walks its

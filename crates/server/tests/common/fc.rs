@@ -9,30 +9,18 @@ use cuzk_core::kinds::synthetic::SyntheticPlanner;
 use cuzk_core::kinds::Router;
 use cuzk_groth16::{CpuProver, ProverBackend};
 use cuzk_server::proto::SubmitProofRequest;
-use cuzk_testkit::testdata::{shared_2k, shared_dir, Manifest};
+use cuzk_testkit::testdata::{process_data, process_dir, Manifest};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::Arc;
 
-static ENV: Once = Once::new();
-static DATA: OnceLock<(PathBuf, Manifest)> = OnceLock::new();
-
-/// The shared directory. filecoin-proofs reads `FIL_PROOFS_*` once per process, so this
-/// sets them before anything touches the Filecoin crates: call it first in every test.
+/// The shared directory, with filecoin-proofs pointed at it: call it first in every test.
 pub fn dir() -> PathBuf {
-    let dir = shared_dir(Path::new(env!("CARGO_TARGET_TMPDIR")));
-    ENV.call_once(|| {
-        cuzk_filecoin::params::set_parameter_dir(&dir);
-        cuzk_filecoin::params::set_cache_dir(&dir);
-    });
-    dir
+    process_dir(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// The shared test data (generated on first use, parameters included).
 pub fn data() -> &'static (PathBuf, Manifest) {
-    DATA.get_or_init(|| {
-        dir();
-        shared_2k(Path::new(env!("CARGO_TARGET_TMPDIR"))).expect("generating test data")
-    })
+    process_data(Path::new(env!("CARGO_TARGET_TMPDIR")))
 }
 
 /// A daemon whose planner knows synthetic circuits and the Filecoin kinds.

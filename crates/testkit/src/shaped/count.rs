@@ -114,18 +114,7 @@ impl ConstraintSystem<Scalar> for Counter {
         self.counts.constraints += 1;
     }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+    cuzk_groth16::flat_namespaces!();
 
     /// Storage-proofs' PoSt circuits then synthesize their sectors on every core (a whole
     /// wpost-32g partition took ~9 min of one core).
