@@ -20,7 +20,8 @@ sampled_batch() {
   gpu_stop; smi_summary /tmp/smi-$tag.csv
 }
 # start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
-# preloaded, TIMING-ONLY allowed, the memory budget $BUDGET and `[pipeline]
+# preloaded, TIMING-ONLY allowed, the memory budget $BUDGET, `[memory] request_buffer` $REQBUF,
+# `[server] max_message_size` $MAXMSG and `[pipeline]
 # synthesis_concurrency` $SYNTH when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its
 # own session (inside the cgroup $DAEMON_CGROUP when set) and waits for every preload until
 # LIMIT seconds after $T0.
@@ -35,7 +36,12 @@ device_abc = ${DEVICE_ABC:-true}
 [allow]
 timing_only = true
 EOT
-  if [ -n "${BUDGET:-}" ]; then printf '[memory]\nbudget = "%s"\n' "$BUDGET" >> /tmp/cuzk.toml; fi
+  if [ -n "${BUDGET:-}${REQBUF:-}" ]; then
+    echo "[memory]" >> /tmp/cuzk.toml
+    [ -n "${BUDGET:-}" ] && printf 'budget = "%s"\n' "$BUDGET" >> /tmp/cuzk.toml
+    [ -n "${REQBUF:-}" ] && printf 'request_buffer = "%s"\n' "$REQBUF" >> /tmp/cuzk.toml
+  fi
+  if [ -n "${MAXMSG:-}" ]; then printf '[server]\nmax_message_size = "%s"\n' "$MAXMSG" >> /tmp/cuzk.toml; fi
   if [ -n "${SYNTH:-}" ]; then printf '[pipeline]\nsynthesis_concurrency = %s\n' "$SYNTH" >> /tmp/cuzk.toml; fi
   echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
   # With $DAEMON_CGROUP (a cgroup v2 directory) the daemon starts inside it.
@@ -59,10 +65,21 @@ gen_porep32() {
   ( time timeout 300 $D/cuzk gen timing-params --circuit porep-32g --out /tmp/p32 ) > $OUT/gen-porep.log 2>&1; echo "rc=$? at $(( $(date +%s) - T0 )) s"
 }
 # prep_32g: the machine's facts, gpu_vs_cpu and device_abc unless $NO_TESTS, TIMING-ONLY
-# porep-32g parameters (gen_porep32) and shape-true 32 GiB requests into /tmp/t32.
+# porep-32g parameters (gen_porep32) and shape-true 32 GiB requests into /tmp/t32 (with $NI,
+# the NI-PoRep one too: `porep-ni`).
 prep_32g() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2
   [ -z "${NO_TESTS:-}" ] && gpu_tests
   gen_porep32
-  timeout 60 $D/cuzk gen testdata --sector-size 32GiB --timing-only --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
+  timeout 120 $D/cuzk gen testdata --sector-size 32GiB --timing-only ${NI:+--ni-porep} --out /tmp/t32 > $OUT/gen-testdata.log 2>&1; echo "testdata rc=$?"
 }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+stop_daemon() { pkill -x cuzk; while pgrep -x cuzk > /dev/null; do sleep 0.5; done; }
+# cgroup SIZE: a fresh cgroup v2 with memory.max SIZE; prints its directory.
+cgroup() {
+  local cg=/sys/fs/cgroup/cuzk-w-$1
+  echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
+  rmdir $cg 2>/dev/null; mkdir -p $cg; echo $1 > $cg/memory.max; echo $cg
+}
+cg_report() { echo "cgroup $1: memory.max $(cat $1/memory.max) memory.peak $(cat $1/memory.peak) events: $(cat $1/memory.events | tr '\n' ' ')"; }

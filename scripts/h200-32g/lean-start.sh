@@ -20,16 +20,6 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 T0=$(date +%s)
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-stop_daemon() { pkill -x cuzk; while pgrep -x cuzk > /dev/null; do sleep 0.5; done; }
-# cgroup SIZE: a fresh cgroup v2 with memory.max SIZE; prints its directory.
-cgroup() {
-  local cg=/sys/fs/cgroup/cuzk-w-$1
-  echo "+memory" > /sys/fs/cgroup/cgroup.subtree_control
-  rmdir $cg 2>/dev/null; mkdir -p $cg; echo $1 > $cg/memory.max; echo $cg
-}
-cg_report() { echo "cgroup $1: memory.max $(cat $1/memory.max) memory.peak $(cat $1/memory.peak) events: $(cat $1/memory.events | tr '\n' ' ')"; }
 # timed_start TAG: starts the daemon (in $DAEMON_CGROUP when set), and reports seconds from
 # the start to porep-32g loaded, and the daemon's own load figures.
 timed_start() {

@@ -263,12 +263,17 @@ fn from_manifest(path: &Path, value: serde_json::Value, kind: Option<&str>) -> R
             path.display()
         ));
     };
-    let want = parse_kind(kind)? as i32;
-    let spec = m
-        .requests
-        .iter()
-        .find(|r| r.proof_kind == want)
-        .ok_or_else(|| invalid!("{} has no {kind} request", path.display()))?;
+    // A manifest's own name first (`porep-ni` beside `porep`), else the first of the kind.
+    let spec = match m.requests.iter().find(|r| r.kind == kind) {
+        Some(spec) => spec,
+        None => {
+            let want = parse_kind(kind)? as i32;
+            m.requests
+                .iter()
+                .find(|r| r.proof_kind == want)
+                .ok_or_else(|| invalid!("{} has no {kind} request", path.display()))?
+        }
+    };
     let dir = manifest_dir(path);
     let params = (!m.params.is_empty()).then(|| dir.clone());
     let mut t = filecoin_template_in(spec, &dir, params)?;

@@ -33,6 +33,11 @@ pub struct AddrArgs {
     /// listener that asks for one; the same permission rules apply (not world-readable).
     #[arg(long, env = "CUZK_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// The largest message sent or received (`256MiB`, the protocol's and Curio's). Raise it
+    /// together with the daemon's `[server] max_message_size` for larger requests (a 32 GiB
+    /// NI-PoRep C1 output is 620 MiB).
+    #[arg(long, default_value = "256MiB")]
+    pub max_message_size: String,
 }
 
 impl AddrArgs {
@@ -45,9 +50,20 @@ impl AddrArgs {
             ),
             None => None,
         };
+        let max = cuzk_core::config::parse_size(&self.max_message_size)
+            .ok()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n > 0)
+            .ok_or_else(|| {
+                cuzk_bench::BenchError::Invalid(format!(
+                    "--max-message-size {}: expected a size such as 256MiB or 1GiB",
+                    self.max_message_size
+                ))
+            })?;
         Ok(cuzk_server::client::Dial {
             addr: self.addr.clone(),
             token,
+            max_message_bytes: max,
         })
     }
 }
@@ -66,7 +82,8 @@ pub struct SrsArgs {
 pub struct LoadArgs {
     #[command(flatten)]
     addr: AddrArgs,
-    /// Proof kind: porep, snap, wpost, winning or synthetic.
+    /// Proof kind: porep, snap, wpost, winning or synthetic; with a manifest (`--input`),
+    /// also one of its request names (`porep-ni`).
     #[arg(long, short = 'k')]
     kind: String,
     /// Request file (JSON, see `cuzk_bench::request_file`: the format `cuzk gen testdata` writes).

@@ -52,6 +52,23 @@ pub enum GenCommand {
     /// (its digest, read a window at a time) and kept when intact; a stale or damaged one is
     /// compiled again.
     Compiled(CompiledArgs),
+    /// Write an INSECURE SnarkPack aggregation SRS (bellperson's fake setup from the seed:
+    /// whoever knows it can forge aggregates) under Filecoin's file name
+    /// (`v28-fil-inner-product-v1.srs`) in `--out`, big enough for 128 proofs: what a
+    /// NI-PoRep job's aggregation reads from the parameter directory, for tests and
+    /// benchmarks where the ceremony's file is not at hand. Never for proofs that matter.
+    AggregationSrs(AggregationSrsArgs),
+}
+
+/// Arguments of `cuzk gen aggregation-srs`.
+#[derive(Args)]
+pub struct AggregationSrsArgs {
+    /// The parameter directory to write into.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Seed of the toxic waste.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// Arguments of `cuzk gen compiled`.
@@ -105,6 +122,10 @@ pub struct TestdataArgs {
     /// from them DO NOT VERIFY.
     #[arg(long, conflicts_with = "synthetic_sector")]
     pub timing_only: bool,
+    /// With `--timing-only`: also a TIMING-ONLY NI-PoRep request (`porep-ni`: 126
+    /// partitions at 32 GiB, aggregated with SnarkPack; see `cuzk gen aggregation-srs`).
+    #[arg(long, requires = "timing_only")]
+    pub ni_porep: bool,
     /// Write the requests of a SYNTHETIC sparse sector instead (any size, 32GiB and 64GiB
     /// included; no sealing, no parameters): the real circuits accept them and their proofs
     /// VERIFY, but they prove a sector that was never sealed and are useless on chain.
@@ -141,6 +162,7 @@ pub fn run(args: GenArgs) -> anyhow::Result<()> {
         GenCommand::Testdata(t) => run_testdata(t),
         GenCommand::TimingParams(t) => run_timing_params(t),
         GenCommand::Compiled(c) => run_compiled(c),
+        GenCommand::AggregationSrs(a) => run_aggregation_srs(a),
     }
 }
 
@@ -330,6 +352,7 @@ fn run_timing_only(args: TestdataArgs) -> anyhow::Result<()> {
         out: args.out.clone(),
         sector_size,
         seed: args.seed,
+        ni_porep: args.ni_porep,
     };
     let started = Instant::now();
     let (m, reused) = ensure(&opts)
@@ -368,6 +391,28 @@ fn run_timing_only(args: TestdataArgs) -> anyhow::Result<()> {
     }
     println!("no parameters written: prove these with timing-only parameters of the real circuits");
     eprintln!("WARNING: {WARNING}");
+    Ok(())
+}
+
+/// `cuzk gen aggregation-srs`: an INSECURE SnarkPack SRS under Filecoin's name.
+fn run_aggregation_srs(args: AggregationSrsArgs) -> anyhow::Result<()> {
+    let warning = "INSECURE aggregation SRS (known toxic waste: anyone who knows the seed can \
+                   forge aggregates); for tests and benchmarks only";
+    eprintln!("WARNING: {warning}");
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
+    let started = Instant::now();
+    let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
+    let name = cuzk_testkit::testdata::write_test_aggregation_srs(&args.out, &mut rng)?;
+    let path = args.out.join(&name);
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "{} ({}, 128 proofs) in {:.1} s",
+        path.display(),
+        human_size(bytes),
+        started.elapsed().as_secs_f64()
+    );
+    eprintln!("WARNING: {warning}");
     Ok(())
 }
 

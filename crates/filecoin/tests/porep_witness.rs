@@ -63,6 +63,7 @@ fn parallel_porep_witness_equals_the_circuit_s_own_at_32g_shape() {
         out: out.clone(),
         sector_size: SectorSize::S32GiB,
         seed: 0x5eed_32a1,
+        ni_porep: false,
     })
     .unwrap();
     let req = m.manifest.request("porep").unwrap().load(&out).unwrap();

@@ -42,6 +42,7 @@ fn data() -> &'static (PathBuf, ShapedManifest) {
             out: dir.clone(),
             sector_size: SIZE,
             seed: SEED,
+            ni_porep: false,
         })
         .expect("generating the timing-only requests");
         eprintln!(
@@ -157,6 +158,7 @@ fn manifest_says_timing_only_and_is_read_as_test_data() {
         out: dir.clone(),
         sector_size: SIZE,
         seed: SEED,
+        ni_porep: false,
     };
     assert_eq!(shaped::cached(&opts).as_ref(), Some(m));
     assert!(shaped::cached(&ShapedOptions { seed: 1, ..opts }).is_none());
@@ -258,4 +260,57 @@ fn requests_64g_plan_with_the_real_partition_and_sector_counts() {
     let ours = shaped::count_partition(&r.winning, 0).unwrap();
     assert_eq!(ours, shaped::count_blank(id).unwrap());
     assert_ne!(ours, known(CircuitId::new(CircuitKind::WinningPost, SIZE)));
+}
+
+/// Issue 29 item 5: the TIMING-ONLY NI-PoRep request plans the PoRep circuit with NI-PoRep's
+/// partition count (13 at 2 KiB, as the sealed test sector's), each partition of the blank
+/// circuit's shape, and a plan that aggregates its partition proofs.
+#[test]
+fn ni_porep_requests_plan_the_porep_circuit_with_ni_partition_counts() {
+    let size = SectorSize::S2KiB;
+    let req = shaped::ni_porep_request(size, SEED).unwrap();
+    assert_eq!(
+        req.registered_proof(),
+        15,
+        "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep"
+    );
+    let p = plan(&req).unwrap();
+    let id = CircuitId::new(CircuitKind::PoRep, size);
+    assert_eq!((p.partitions(), p.circuit_id), (13, id));
+    assert!(
+        p.finisher.is_some(),
+        "NI-PoRep's partition proofs are aggregated"
+    );
+    let blank = shaped::count_blank(id).unwrap();
+    for k in [0, 12] {
+        assert_eq!(
+            shaped::count_partition(&req, k).unwrap(),
+            blank,
+            "partition {k}"
+        );
+    }
+    // Deterministic from the seed, and another sector than the interactive request's.
+    assert_eq!(shaped::ni_porep_request(size, SEED).unwrap(), req);
+    let interactive = shaped::requests(size, SEED).unwrap().porep;
+    assert_ne!(interactive.sector_number, 0);
+    assert_ne!(interactive.vanilla_proof, req.vanilla_proof);
+}
+
+/// The 32 GiB NI-PoRep request: 126 partitions of porep-32g, aggregated. Ignored in the
+/// suite (a 620 MiB C1 output: ~15 s and ~2 GB to build, as long again to plan on 2 cores);
+/// `cargo test --release -p cuzk-filecoin --test shaped -- --ignored ni_porep_32g`.
+#[test]
+#[ignore = "a 620 MiB C1 output: ~2 GB and half a minute on 2 cores"]
+fn ni_porep_32g_plans_126_partitions_of_the_real_circuit() {
+    let t = Instant::now();
+    let req = shaped::ni_porep_request(SIZE, SEED).unwrap();
+    eprintln!(
+        "NI-PoRep 32 GiB: C1 envelope {} bytes, built in {:.1} s",
+        req.vanilla_proof.len(),
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(req.registered_proof(), 18);
+    check_plan(&req, CircuitKind::PoRep, 126);
+    assert!(plan(&req).unwrap().finisher.is_some());
+    check_structure(&req, 126);
 }

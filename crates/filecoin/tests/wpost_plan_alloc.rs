@@ -23,6 +23,7 @@ fn wpost_plan_of_the_last_partition_allocates_no_placeholder_sectors() {
         out: dir.clone(),
         sector_size: SectorSize::S32GiB,
         seed: 0x5eed_32a1,
+        ni_porep: false,
     })
     .expect("generating the timing-only requests");
     let req = m

@@ -34,14 +34,19 @@ pub struct Dial {
     pub addr: String,
     /// Sent as `authorization: Bearer <token>` when set (the unix socket never asks).
     pub token: Option<AuthToken>,
+    /// The largest message sent or received: the protocol's 256 MiB
+    /// ([`DEFAULT_MAX_MESSAGE_BYTES`], as Curio's client), or more for a daemon whose
+    /// `[server] max_message_size` allows it (a 32 GiB NI-PoRep C1 output is 620 MiB).
+    pub max_message_bytes: usize,
 }
 
 impl Dial {
-    /// `addr` with no token.
+    /// `addr` with no token and the protocol's message limit.
     pub fn new(addr: impl Into<String>) -> Dial {
         Dial {
             addr: addr.into(),
             token: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -74,9 +79,9 @@ pub async fn dial(d: &Dial) -> Result<Client, ServerError> {
         )?)),
         None => Bearer(None),
     };
-    Ok(with_limits(ProvingEngineClient::with_interceptor(
-        channel, bearer,
-    )))
+    Ok(ProvingEngineClient::with_interceptor(channel, bearer)
+        .max_decoding_message_size(d.max_message_bytes)
+        .max_encoding_message_size(d.max_message_bytes))
 }
 
 /// Connects to the address a [`crate::Daemon`] reports.
@@ -97,10 +102,4 @@ async fn connect_unix(path: PathBuf) -> Result<Channel, ServerError> {
         }))
         .await
         .map_err(ServerError::Transport)
-}
-
-fn with_limits(client: Client) -> Client {
-    client
-        .max_decoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(DEFAULT_MAX_MESSAGE_BYTES)
 }

@@ -318,6 +318,56 @@ pub(crate) fn timeline(engine: &Engine) -> GetTimelineResponse {
 mod tests {
     use super::*;
 
+    /// The wire request is decoded once, here: the kind's registered proof is checked against
+    /// the sector size (0: the proof's), the payload moves into the typed request, a synthetic
+    /// spec must be text.
+    #[test]
+    fn a_submit_request_is_decoded_into_the_kind_s_typed_request() {
+        let snap = SubmitProofRequest {
+            request_id: "r".into(),
+            proof_kind: proto::ProofKind::SnapDealsUpdate as i32,
+            registered_proof: 3,
+            vanilla_proofs: vec![vec![7; 3]],
+            comm_r_old: vec![1; 32],
+            ..Default::default()
+        };
+        let req = proof_request(snap.clone()).unwrap();
+        assert_eq!(
+            (req.request_id.as_str(), req.priority),
+            ("r", Priority::Normal)
+        );
+        let Work::Filecoin(fc) = &req.work else {
+            panic!("{:?}", req.work)
+        };
+        assert_eq!(fc.sector_size(), cuzk_filecoin::SectorSize::S32GiB);
+        assert_eq!(
+            (fc.vanilla_proofs.clone(), fc.comm_r_old.clone()),
+            (vec![vec![7; 3]], vec![1; 32])
+        );
+        assert_eq!(submit_request(fc).registered_proof, 3);
+        let mismatch = SubmitProofRequest {
+            sector_size: 2048,
+            ..snap
+        };
+        match proof_request(mismatch) {
+            Err(ApiError::Engine(EngineError::InvalidRequest(m))) => {
+                assert!(m.contains("registered_proof"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let synthetic = |spec: Vec<u8>| SubmitProofRequest {
+            proof_kind: proto::ProofKind::Synthetic as i32,
+            vanilla_proof: spec,
+            ..Default::default()
+        };
+        let req = proof_request(synthetic(b"synthetic:constraints=64".to_vec())).unwrap();
+        assert_eq!(req.work, Work::Synthetic("synthetic:constraints=64".into()));
+        assert!(matches!(
+            proof_request(synthetic(vec![0xff, 0xfe])),
+            Err(ApiError::Engine(EngineError::InvalidRequest(_)))
+        ));
+    }
+
     #[test]
     fn kinds_and_priorities_map_both_known_and_unknown() {
         assert_eq!(proof_kind(1).unwrap(), ProofKind::POREP);

@@ -46,6 +46,13 @@ async fn porep_c2_2k_is_proved_over_grpc_and_verifies() {
     prove_and_verify("porep").await;
 }
 
+/// NI-PoRep through the daemon: 13 partition proofs, aggregated by the job's finishing step
+/// (SnarkPack), and the aggregate is what filecoin-proofs' verifier accepts (issue 29 item 5).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ni_porep_2k_is_proved_over_grpc_aggregated_and_verifies() {
+    prove_and_verify("porep-ni").await;
+}
+
 /// The CPU prover posing as a backend that makes a/b/c itself (as the CUDA backend does on
 /// its device): it counts the circuits it is handed with a/b/c deferred, and proves them (the
 /// CPU prover evaluates the matrices on the host).

@@ -37,9 +37,14 @@ pub(crate) async fn assemble(sh: &Shared, p: Partition<Proved>) {
     };
     let (mut proof, verify, finish) = ready;
     if let Some(f) = finish {
+        let t = std::time::Instant::now();
         let res = tokio::task::spawn_blocking(move || f(proof)).await;
         proof = match res {
-            Ok(Ok(p)) => p,
+            Ok(Ok(p)) => {
+                // NI-PoRep's SnarkPack aggregate: its time is not a stage of the job's.
+                tracing::info!(job = %job.id, ms = t.elapsed().as_millis() as u64, bytes = p.len(), "proof finished (partition proofs aggregated)");
+                p
+            }
             Ok(Err(e)) => {
                 return sh.finish_job(
                     job,

@@ -70,6 +70,9 @@ pub struct ShapedOptions {
     pub sector_size: SectorSize,
     /// Seed of every random value.
     pub seed: u64,
+    /// Also a NI-PoRep request (`porep-ni`, [`ni_porep_request`]): at 32 GiB 126 partitions
+    /// and a C1 output 12.6 times PoRep's.
+    pub ni_porep: bool,
 }
 
 /// The public facts of the fictitious PoRep sector.
@@ -140,8 +143,20 @@ pub fn requests(size: SectorSize, seed: u64) -> Result<ShapedRequests> {
     })
 }
 
-/// The manifest in `opts.out` if it is a timing-only one for the same seed and size with
-/// every file intact.
+/// A timing-only NI-PoRep C2 request (`…V1_2_Feat_NonInteractivePoRep`) of one random
+/// sector, deterministically from `seed` (its own sector: not [`requests`]' PoRep one). The
+/// job aggregates its partition proofs (SnarkPack), which needs the aggregation SRS in the
+/// parameter directory (`cuzk gen aggregation-srs`).
+pub fn ni_porep_request(size: SectorSize, seed: u64) -> Result<ProofRequest> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x4e49_504f_5245_5000);
+    let miner_id = 1000 + rng.next_u64() % 9000;
+    let sector_number = 1 + rng.next_u64() % 1000;
+    let num = porep::NI_POREP_FIRST + size.index();
+    porep::request_of(size, num, miner_id, sector_number, &mut rng).map(|(r, _)| r)
+}
+
+/// The manifest in `opts.out` if it is a timing-only one for the same seed and size (and
+/// NI-PoRep request or not) with every file intact.
 pub fn cached(opts: &ShapedOptions) -> Option<ShapedManifest> {
     let bytes = fs::read(opts.out.join(MANIFEST)).ok()?;
     let m: ShapedManifest = serde_json::from_slice(&bytes).ok()?;
@@ -149,6 +164,7 @@ pub fn cached(opts: &ShapedOptions) -> Option<ShapedManifest> {
         && m.manifest.generator_version == GENERATOR_VERSION
         && m.manifest.seed == opts.seed
         && m.manifest.sector_size == opts.sector_size.bytes()
+        && m.manifest.request("porep-ni").is_some() == opts.ni_porep
         && m.manifest.files.iter().all(|(name, len)| {
             fs::metadata(opts.out.join(name))
                 .map(|md| md.len() == *len)
@@ -241,10 +257,11 @@ pub(crate) fn write_set(
     dir: &Path,
     tag: &str,
     requests: [(&str, &ProofRequest); 4],
+    extra: Option<(&str, &ProofRequest)>,
     note_file: &str,
     note: &str,
 ) -> Result<(Vec<RequestSpec>, Files)> {
-    let (specs, mut files) = write_requests(dir, tag, requests)?;
+    let (specs, mut files) = write_requests(dir, tag, requests.into_iter().chain(extra))?;
     write(dir, note_file, note.as_bytes(), &mut files)?;
     Ok((specs, files))
 }
@@ -256,15 +273,22 @@ pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
     fs::create_dir_all(dir).map_err(|e| FilecoinError::io(dir, e))?;
     let _ = fs::remove_file(dir.join(MANIFEST));
     let r = requests(opts.sector_size, opts.seed)?;
+    let ni = match opts.ni_porep {
+        true => Some(ni_porep_request(opts.sector_size, opts.seed)?),
+        false => None,
+    };
     let seal_seconds = started.elapsed().as_secs_f64();
 
     let tag = format!("{}-timing-only", opts.sector_size.short());
     let note = format!(
-        "{WARNING}\n\nSector size {}, seed {}. Requests: porep, snap, wpost, winning. No \
+        "{WARNING}\n\nSector size {}, seed {}. Requests: porep, snap, wpost, winning{}. No \
          parameters were written.\n",
-        opts.sector_size, opts.seed,
+        opts.sector_size,
+        opts.seed,
+        if ni.is_some() { ", porep-ni" } else { "" },
     );
-    let (specs, files) = write_set(dir, &tag, r.named(), NOTE_FILE, &note)?;
+    let extra = ni.as_ref().map(|r| ("porep-ni", r));
+    let (specs, files) = write_set(dir, &tag, r.named(), extra, NOTE_FILE, &note)?;
 
     let manifest = ShapedManifest {
         timing_only: true,

@@ -40,6 +40,10 @@ pub(crate) fn registered_proof(size: SectorSize) -> u64 {
     5 + size.index()
 }
 
+/// The Go-side number of `StackedDrg2KiBV1_2_Feat_NonInteractivePoRep`; the other sizes
+/// follow it.
+pub(crate) const NI_POREP_FIRST: u64 = 15;
+
 /// A PoRep C2 request (C1 envelope) for one random sector of `size`.
 pub(super) fn request(
     size: SectorSize,
@@ -47,7 +51,17 @@ pub(super) fn request(
     sector_number: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<(ProofRequest, Facts)> {
-    let num = registered_proof(size);
+    request_of(size, registered_proof(size), miner_id, sector_number, rng)
+}
+
+/// [`request`] under the registered proof `num` (the interactive or the NI-PoRep one).
+pub(super) fn request_of(
+    size: SectorSize,
+    num: u64,
+    miner_id: u64,
+    sector_number: u64,
+    rng: &mut ChaCha8Rng,
+) -> Result<(ProofRequest, Facts)> {
     let seal = seal_from_u64(num)?;
     let prover_id = prover_id_from_miner_id(miner_id);
     let (phase1, facts) =
