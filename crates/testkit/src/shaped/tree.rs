@@ -100,15 +100,10 @@ mod tests {
     use super::*;
     use filecoin_proofs::SectorShape32GiB;
     use rand_core::SeedableRng;
-    use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
+    use storage_proofs_core::merkle::MerkleProofTrait;
 
     type Tree = SectorShape32GiB;
-    type Proof = MerkleProof<
-        <Tree as MerkleTreeTrait>::Hasher,
-        <Tree as MerkleTreeTrait>::Arity,
-        <Tree as MerkleTreeTrait>::SubTreeArity,
-        <Tree as MerkleTreeTrait>::TopTreeArity,
-    >;
+    type Proof = crate::shaped::porep::TreeProof<Tree>;
 
     #[test]
     fn shapes_of_32gib_trees() {

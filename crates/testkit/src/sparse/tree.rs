@@ -147,15 +147,10 @@ mod tests {
     use filecoin_proofs::SectorShape32GiB;
     use rand_chacha::ChaCha8Rng;
     use rand_core::SeedableRng;
-    use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait, MerkleTreeTrait};
+    use storage_proofs_core::merkle::MerkleProofTrait;
 
     type Tree = SectorShape32GiB;
-    type Proof = MerkleProof<
-        <Tree as MerkleTreeTrait>::Hasher,
-        <Tree as MerkleTreeTrait>::Arity,
-        <Tree as MerkleTreeTrait>::SubTreeArity,
-        <Tree as MerkleTreeTrait>::TopTreeArity,
-    >;
+    type Proof = crate::shaped::porep::TreeProof<Tree>;
 
     /// Every leaf of a small tree listed: the root by plain level-by-level hashing.
     fn full_root<H: Hasher>(shape: &Shape, leaves: Vec<H::Domain>) -> H::Domain {
