@@ -48,7 +48,7 @@ pub fn set_parameter_dir(dir: &Path) {
     std::env::set_var(PARAMETER_CACHE_ENV, dir);
 }
 
-/// Points filecoin-proofs' sealing caches (the SDR graph caches of [`crate::testdata`]'s
+/// Points filecoin-proofs' sealing caches (the SDR graph caches of `cuzk-testkit`'s test
 /// sector, `FIL_PROOFS_CACHE_DIR`) at `dir` instead of `/var/tmp`. Same rule as
 /// [`set_parameter_dir`]: before any thread starts.
 pub fn set_cache_dir(dir: &Path) {
