@@ -264,7 +264,7 @@ fn from_manifest(path: &Path, value: serde_json::Value, kind: Option<&str>) -> R
         ));
     };
     // A manifest's own name first (`porep-ni` beside `porep`), else the first of the kind.
-    let spec = match m.requests.iter().find(|r| r.kind == kind) {
+    let spec = match m.request(kind) {
         Some(spec) => spec,
         None => {
             let want = parse_kind(kind)? as i32;

@@ -407,9 +407,10 @@ fn run_aggregation_srs(args: AggregationSrsArgs) -> anyhow::Result<()> {
     let path = args.out.join(&name);
     let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     println!(
-        "{} ({}, 128 proofs) in {:.1} s",
+        "{} ({}, {} proofs) in {:.1} s",
         path.display(),
         human_size(bytes),
+        cuzk_testkit::testdata::AGGREGATION_SRS_PROOFS,
         started.elapsed().as_secs_f64()
     );
     eprintln!("WARNING: {warning}");

@@ -203,10 +203,11 @@ impl ProofRequest {
             }
     }
 
-    /// SHA-256 of everything that decides the proof: the kind, then each value the work is
-    /// made of, length-prefixed ([`cuzk_filecoin::ProofRequest::digest_fields`]). Not the
-    /// request id or the priority: a retry of the same work at another priority is the same
-    /// request. Two requests with one `request_id` are one job only when their digests agree.
+    /// SHA-256 of everything that decides the proof, each value length-prefixed: a Filecoin
+    /// request's [`cuzk_filecoin::ProofRequest::digest_fields`] (its kind first), or
+    /// `SYNTHETIC` and the spec. Not the request id or the priority: a retry of the same work
+    /// at another priority is the same request. Two requests with one `request_id` are one
+    /// job only when their digests agree.
     pub fn digest(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
@@ -214,10 +215,12 @@ impl ProofRequest {
             h.update((b.len() as u64).to_le_bytes());
             h.update(b);
         };
-        field(self.kind().name().as_bytes());
         match &self.work {
             Work::Filecoin(r) => r.digest_fields(&mut field),
-            Work::Synthetic(spec) => field(spec.as_bytes()),
+            Work::Synthetic(spec) => {
+                field(ProofKind::Synthetic.name().as_bytes());
+                field(spec.as_bytes());
+            }
         }
         h.finalize().into()
     }

@@ -385,16 +385,6 @@ impl CircuitKind {
             CircuitKind::WinningPost => "winning",
         }
     }
-
-    /// The kind of circuit a request of `kind` proves.
-    pub fn of(kind: ProofKind) -> CircuitKind {
-        match kind {
-            ProofKind::PoRepSealCommit => CircuitKind::PoRep,
-            ProofKind::SnapDealsUpdate => CircuitKind::Snap,
-            ProofKind::WindowPostPartition => CircuitKind::WindowPost,
-            ProofKind::WinningPost => CircuitKind::WinningPost,
-        }
-    }
 }
 
 /// Names one circuit shape and so one SRS: `porep-32g`, `snap-8m`, `wpost-2k`, `winning-64g`.

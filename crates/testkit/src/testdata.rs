@@ -635,11 +635,19 @@ pub fn aggregation_srs_file_name() -> String {
     format!("v{VERSION}-{SRS_SHARED_KEY_NAME}.{SRS_KEY_EXT}")
 }
 
+/// Proofs an aggregation SRS of [`write_test_aggregation_srs`] takes at most (NI-PoRep 32 GiB
+/// aggregates 126).
+pub const AGGREGATION_SRS_PROOFS: usize = 128;
+
 /// Writes an INSECURE SnarkPack aggregation SRS (bellperson's fake setup from `rng`: whoever
-/// knows the seed can forge aggregates) under Filecoin's name, big enough for 128 proofs.
+/// knows the seed can forge aggregates) under Filecoin's name, big enough for
+/// [`AGGREGATION_SRS_PROOFS`] proofs.
 /// Production uses the ceremony's `v28-fil-inner-product-v1.srs`. Returns the file name.
 pub fn write_test_aggregation_srs(dir: &Path, rng: &mut ChaCha8Rng) -> Result<String> {
-    let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(rng, 128);
+    let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(
+        rng,
+        AGGREGATION_SRS_PROOFS,
+    );
     let name = aggregation_srs_file_name();
     let path = dir.join(&name);
     let mut bytes = Vec::new();

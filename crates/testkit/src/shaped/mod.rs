@@ -253,15 +253,14 @@ pub(crate) fn write_requests<'a>(
 
 /// [`write_requests`] of one sector's requests, and `note` as `note_file`; returns the
 /// manifest entries and every file (the note's too).
-pub(crate) fn write_set(
+pub(crate) fn write_set<'a>(
     dir: &Path,
     tag: &str,
-    requests: [(&str, &ProofRequest); 4],
-    extra: Option<(&str, &ProofRequest)>,
+    requests: impl IntoIterator<Item = (&'a str, &'a ProofRequest)>,
     note_file: &str,
     note: &str,
 ) -> Result<(Vec<RequestSpec>, Files)> {
-    let (specs, mut files) = write_requests(dir, tag, requests.into_iter().chain(extra))?;
+    let (specs, mut files) = write_requests(dir, tag, requests)?;
     write(dir, note_file, note.as_bytes(), &mut files)?;
     Ok((specs, files))
 }
@@ -288,7 +287,8 @@ pub fn generate(opts: &ShapedOptions) -> Result<ShapedManifest> {
         if ni.is_some() { ", porep-ni" } else { "" },
     );
     let extra = ni.as_ref().map(|r| ("porep-ni", r));
-    let (specs, files) = write_set(dir, &tag, r.named(), extra, NOTE_FILE, &note)?;
+    let named = r.named().into_iter().chain(extra);
+    let (specs, files) = write_set(dir, &tag, named, NOTE_FILE, &note)?;
 
     let manifest = ShapedManifest {
         timing_only: true,

@@ -259,7 +259,7 @@ pub fn generate(opts: &SparseOptions) -> Result<SparseManifest> {
         ("wpost", &r.wpost),
         ("winning", &r.winning),
     ];
-    let (specs, files) = write_set(dir, &tag, named, None, NOTE_FILE, &note)?;
+    let (specs, files) = write_set(dir, &tag, named, NOTE_FILE, &note)?;
     let manifest = SparseManifest {
         synthetic_sector: true,
         note: WARNING.to_string(),
