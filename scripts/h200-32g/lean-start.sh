@@ -16,6 +16,11 @@
 #   the 8G cgroup, the warm start timed to loaded and to the first proof, and c=30 j=30 until
 #   $DEADLINE (150) s; then inside a 4G cgroup c=2 j=4. Run it with setsid (it outlives a call:
 #   `setsid nohup bash scripts/h200-32g/lean-start.sh all > /tmp/all.log 2>&1 &`) and poll the log.
+# `lean-start.sh full` (a fresh machine, one setsid run polled across calls): prep with the tests and
+#   the NI-PoRep request; the cold start and c=1 j=1; the page cache read by dd; the warm start and
+#   c=2 j=4 without a cgroup, then the warm start, the first proof and c=2 j=4 inside 8G (the
+#   same binary, the ratio); c=30 j=30 inside 8G until $DEADLINE (150) s with the request buffer
+#   $C30_REQBUF (460MiB, budget/16 of an 8 GiB cgroup); then `ni-porep32.sh` with PREPPED=1.
 # Everything is TIMING-ONLY: the proofs do not verify.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -102,6 +107,18 @@ all)
   echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w4.log)"
   save; stop_daemon
   ;;
-*) echo "usage: lean-start.sh prep|warm|big|all" >&2; exit 2 ;;
+full)
+  NI=1 bash "$0" prep
+  bash "$0" warm
+  CG=$(cgroup 8G)
+  echo "== c=30 j=30 inside 8G, request buffer ${C30_REQBUF:-460MiB}, deadline ${DEADLINE:-150} s ($(( $(date +%s) - T0 )) s in)"
+  DAEMON_CGROUP=$CG REQBUF=${C30_REQBUF:-460MiB} timed_start c30-8g
+  sampled_batch w30 30 30 ${DEADLINE:-150} "echo cg \$(cat $CG/memory.current)"
+  echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w30.log)"
+  vmhwm; cg_report $CG; $D/cuzk status 2>&1 | grep -E "memory|reserved|refus" | head
+  save; stop_daemon
+  PREPPED=1 NIJ=${NIJ:-1} bash "$(dirname "$0")/ni-porep32.sh"
+  ;;
+*) echo "usage: lean-start.sh prep|warm|big|all|full" >&2; exit 2 ;;
 esac
 echo "== phase W ${1:-} done at $(( $(date +%s) - T0 )) s"

@@ -19,7 +19,8 @@ set -uo pipefail
 T0=$(date +%s)
 OUT=${OUT:-/tmp/ni-out}; mkdir -p "$OUT"
 NIJ=${NIJ:-2}
-NO_TESTS=1 NI=1 prep_32g
+# PREPPED=1: the parameters and requests (with NI) are in /tmp/p32 and /tmp/t32 already.
+[ -z "${PREPPED:-}" ] && NO_TESTS=1 NI=1 prep_32g
 echo "== aggregation SRS ($(( $(date +%s) - T0 )) s in): $($D/cuzk gen aggregation-srs --out /tmp/p32 2>/dev/null)"
 ls -l /tmp/t32/*.json
 CG=$(cgroup 8G)
@@ -33,8 +34,10 @@ $D/cuzk bench batch --max-message-size 1GiB -k porep-ni -i /tmp/t32/manifest.jso
 gpu_stop; smi_summary /tmp/smi-ni.csv
 grep "proof finished" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-200
 echo "after NI-PoRep: $(vmhwm)"; cg_report $CG
-echo "== PoRep C2 c=2 j=4 ($(( $(date +%s) - T0 )) s in)"
-$D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c 2 -j 4 --deadline 300 2>&1 | tee /tmp/bench-c2.log | tail -12
-echo "end: $(vmhwm)"; cg_report $CG
+if [ -z "${PREPPED:-}" ]; then
+  echo "== PoRep C2 c=2 j=4 ($(( $(date +%s) - T0 )) s in)"
+  $D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c 2 -j 4 --deadline 300 2>&1 | tee /tmp/bench-c2.log | tail -12
+  echo "end: $(vmhwm)"; cg_report $CG
+fi
 save; stop_daemon
 echo "== done ($(( $(date +%s) - T0 )) s)"
