@@ -16,12 +16,12 @@ static void queue_abc(const gpu_t& gpu, cuzk_worker& w, const cuzk_matrices* mat
     fr_t* z = w.z.as<fr_t>();
     uint8_t* cls = w.cls.as<uint8_t>();
     const uint32_t grid = gpu.sm_count() * 8;
-    const uint64_t* ones = w.wit_ones ? w.q[0].bits.as<const uint64_t>() : nullptr;
+    const uint64_t* ones = w.wit_ones ? w.plan(query::l).bits.as<const uint64_t>() : nullptr;
     cuzk_expand_bits<<<grid, 256, 0, s>>>(z, cls, w.wit_ni, w.wit_naux, ones);
     CUDA_OK(cudaGetLastError());
     if (w.wit_nothers) {
-        const uint32_t* idx = w.wit_own ? w.wit_idx.as<uint32_t>() : w.q[0].idx.as<uint32_t>();
-        const fr_t* sc = w.wit_own ? w.wit_scalars.as<fr_t>() : w.q[0].scalars.as<fr_t>();
+        const uint32_t* idx = w.wit_own ? w.wit_idx.as<uint32_t>() : w.plan(query::l).idx.as<uint32_t>();
+        const fr_t* sc = w.wit_own ? w.wit_scalars.as<fr_t>() : w.plan(query::l).scalars.as<fr_t>();
         cuzk_scatter_others<<<grid, 256, 0, s>>>(z, cls, w.wit_ni, idx, sc, w.wit_nothers);
         CUDA_OK(cudaGetLastError());
     }

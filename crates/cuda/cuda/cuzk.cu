@@ -44,6 +44,7 @@ typedef fr_t scalar_t;
 #include "host.cuh"
 #include "abi_types.cuh"
 #include "resident.cuh"
+#include "query.cuh"
 #include "srs_wire.cuh"
 #include "worker.cuh"
 #include "split_msm.cuh"
@@ -367,9 +368,9 @@ RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
                                             (n - in->abc_len) * sizeof(fr_t), w->copy));
             }
         }
-        prepare_query(*w, w->q[0], in->l, slot);
-        prepare_query(*w, w->q[1], in->a_q, slot);
-        prepare_query(*w, w->q[2], in->b_q, slot);
+        prepare_query(*w, w->plan(query::l), in->l, slot);
+        prepare_query(*w, w->plan(query::a), in->a_q, slot);
+        prepare_query(*w, w->plan(query::b_g1), in->b_q, slot);
         CUDA_OK(cudaEventRecord(w->uploaded, w->copy));
         CUDA_OK(cudaStreamSynchronize(w->copy));
         w->lg_domain = in->lg_domain;
@@ -394,46 +395,24 @@ RustError::by_value cuzk_worker_compute(cuzk_worker* w, const cuzk_srs* srs,
         CUZK_REQUIRE(!host || w->stream_chunk, "streamed compute without a streaming upload");
         w->ready = false;
         const gpu_t& gpu = select_gpu(w->dev);
-        size_t n = (size_t)1 << w->lg_domain;
-        size_t nh = srs ? srs->nh : host->nh;
-        CUZK_REQUIRE(nh + 1 == n, "H bases do not match the domain");
         auto t0 = std::chrono::steady_clock::now();
         CUDA_OK(cudaStreamWaitEvent(gpu[0], w->uploaded, 0));
         gpu[0].sync();
         out->ms_wait_upload = ms_since(t0);
-
-        if (srs && w->queued)
-            compute_queued(gpu, *w, *srs, mats, n, out);
-        else
-            compute_sync(gpu, w, srs, host, mats, n, nh, out);
+        bases_t bases;
+        bases.srs = srs;
+        bases.host = host;
+        gpu_phase(gpu, *w, bases, mats, (size_t)1 << w->lg_domain, out);
     CUZK_CATCH
 }
 
-// After cuzk_worker_compute, outside the interlock: the host sums of a queued proof (the
-// MSMs' windows and the batch additions) into out's points. Nothing to do after any other.
+// After cuzk_worker_compute, outside the interlock: the host sums of its MSMs (the queued
+// ones' windows) and of the batch additions into out's points.
 RustError::by_value cuzk_worker_finish(cuzk_worker* w, cuzk_output_t* out)
 {
     CUZK_TRY
         CUZK_REQUIRE(w != nullptr, "no worker context");
-        if (w->pending) {
-            w->pending = false;
-            const gpu_t& gpu = select_gpu(w->dev);
-            thread_pool_t& pool = sums_pool();
-            point_t g1[4];
-            for (int i = 0; i < 4; i++)
-                g1[i] = w->qm1[i].sum(pool);
-            point2_t g2 = w->qm2.sum(pool);
-            for (int r = 0; r < 3; r++)
-                if (w->ones_pending[r])
-                    g1[r + 1].add(point_t(ones_sum<bucket_t>(gpu, w->ones_host, r, w->ones_region)));
-            if (w->ones_pending[3])
-                g2.add(point2_t(ones_sum<bucket2_t>(gpu, w->ones_host, 3, w->ones_region)));
-            put(out->h, g1[0]);
-            put(out->l, g1[1]);
-            put(out->a, g1[2]);
-            put(out->b_g1, g1[3]);
-            put(out->b_g2, g2);
-        }
+        finish_phase(select_gpu(w->dev), *w, out);
     CUZK_CATCH
 }
 

@@ -1,5 +1,8 @@
-// gpu_phase.cuh: a proof's GPU phase: queued back to back over a resident SRS (queue_proof,
-// compute_queued), or each step waited for (compute_sync: a streamed SRS, or the reference).
+// gpu_phase.cuh: a proof's GPU phase, one sequence for every tier: a/b/c, the H polynomial,
+// then each query's MSM (query.cuh), over bases resident in VRAM or streamed from host memory
+// (bases_t), queued back to back (a resident SRS with cuzk_input_t::queued) or each MSM by
+// sppark's msm_t, waited for (the reference, and every streamed proof); then the host sums
+// (finish_phase, outside the interlock).
 // Included by cuzk.cu, in the order listed there (it uses what the headers before it define).
 #pragma once
 
@@ -12,20 +15,250 @@ static void put(out_t& dst, const jac_t& src)
     std::memcpy(&dst, &src, sizeof(out_t));
 }
 
-// The GPU phase of a queued proof (resident SRS, cuzk_input_t::queued): a/b/c, the NTTs, H's
-// MSM and every query's batch addition, gather and MSM, queued on gpu[0] (the batch additions
-// on the side stream when early) with no host wait in between; then one wait for both
-// streams. Every buffer the kernels use is grown before the first is queued (a growing
-// buffer is freed and allocated again). The MSMs' and the batch additions' results wait in
-// page-locked memory for cuzk_worker_finish; events along gpu[0] time the phases.
-static void queue_proof(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
-                        const cuzk_matrices* mats, size_t n, cuzk_output_t* out);
+// The phase's timestamps: events along gpu[0] when every kernel is queued (device time), else
+// the host's clock after gpu[0] caught up (the waited-for MSMs return with their host sums
+// made). Mark 0 starts a/b/c, 1 the NTTs, 2 + q query q's MSM; the last follows B in G2.
+struct phase_clock {
+    cuzk_worker& w;
+    const stream_t& s;
+    const bool events;
+    int next = 0;
+    std::chrono::steady_clock::time_point t[cuzk_worker::NEVENTS];
 
-static void compute_queued(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
-                           const cuzk_matrices* mats, size_t n, cuzk_output_t* out)
+    phase_clock(cuzk_worker& w_, const stream_t& s_, bool ev) : w(w_), s(s_), events(ev) {}
+
+    void mark()
+    {
+        CUZK_REQUIRE(next < cuzk_worker::NEVENTS, "phase marks");
+        if (events) {
+            CUDA_OK(cudaEventRecord(w.tev[next], s));
+        } else {
+            s.sync();
+            t[next] = std::chrono::steady_clock::now();
+        }
+        next++;
+    }
+
+    // Milliseconds from mark i to mark i + 1 (the device has passed both).
+    double span(int i) const
+    {
+        if (!events)
+            return std::chrono::duration<double, std::milli>(t[i + 1] - t[i]).count();
+        float ms = 0;
+        CUDA_OK(cudaEventElapsedTime(&ms, w.tev[i], w.tev[i + 1]));
+        return (double)ms;
+    }
+};
+
+// Queues the batch addition of query q's "scalar is 1" bases among `bases` (n of them, the
+// query's bases from `first` on) into q's region of the partial sums on stream `s`; with
+// `accumulate`, onto what an earlier launch for q left there.
+static void queue_ones(const gpu_t& gpu, cuzk_worker& w, const stream_t& s, query q,
+                       const void* bases, size_t first, size_t n, bool accumulate)
+{
+    // (first is a multiple of 1024: the bitmap starts on a 1024-bit block)
+    const uint64_t* bits = w.plan(q).bits.as<const uint64_t>() + first / 64;
+    char* d = w.partial.as<char>() + region_of(q) * w.ones_region;
+    if (in_g2(q))
+        launch_ones_into<bucket2_t, affine2_t>(gpu, s, d, bases, n, bits, accumulate);
+    else
+        launch_ones_into<bucket_t, affine_t>(gpu, s, d, bases, n, bits, accumulate);
+}
+
+// Queues the copy of query q's batch-addition sums to its region of ones_host, on `s`.
+static void queue_ones_copy(const gpu_t& gpu, cuzk_worker& w, const stream_t& s, query q)
+{
+    const size_t off = region_of(q) * w.ones_region;
+    const size_t bytes = ones_nret(gpu) * (in_g2(q) ? sizeof(bucket2_t) : sizeof(bucket_t));
+    // (host buckets have the device layout: ones_sum reads them as they are)
+    CUDA_OK(cudaMemcpyAsync(static_cast<char*>(w.ones_host) + off, w.partial.as<char>() + off,
+                            bytes, cudaMemcpyDeviceToHost, s));
+}
+
+// The MSM over query q's gathered points (H: over its bases, `h_bases`, and the H polynomial),
+// queued (its window sums left for finish_phase) or by msm_t into got_g1/got_g2.
+static void others_msm(const gpu_t& gpu, cuzk_worker& w, query q, const void* h_bases,
+                       char* sums)
+{
+    const stream_t& s = gpu[0];
+    const bool is_h = q == query::h;
+    const size_t n = is_h ? ((size_t)1 << w.lg_domain) - 1 : w.plan(q).nothers;
+    const void* points = is_h ? h_bases : w.gathered.ptr;
+    const scalar_t* sc = is_h ? w.abc.as<scalar_t>() : w.plan(q).scalars.as<scalar_t>();
+    if (w.results_queued) {
+        if (in_g2(q))
+            w.qm2.queue(gpu, s, static_cast<const affine2_t::mem_t*>(points), sc, n, sums);
+        else
+            w.qm1[(int)q].queue(gpu, s, static_cast<const affine_t::mem_t*>(points), sc, n, sums);
+        return;
+    }
+    if (n == 0) return;
+    s.sync();
+    // (pass affine_t, not affine_t::mem_t: sppark's device-pointer overload only forwards to
+    // the worker overload for affine_t pointers)
+    if (in_g2(q)) {
+        msm_t<bucket2_t, point2_t, affine2_t, scalar_t> msm{nullptr, n, sizeof(affine2_t), gpu.id()};
+        point2_t p;
+        CUZK_CHECK((msm.invoke(p, dev_ptr_t<affine2_t>((affine2_t*)points), n,
+                               dev_ptr_t<scalar_t>(const_cast<scalar_t*>(sc)), true)));
+        w.got_g2.add(p);
+    } else {
+        msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, n, sizeof(affine_t), gpu.id()};
+        point_t p;
+        CUZK_CHECK((msm.invoke(p, dev_ptr_t<affine_t>((affine_t*)points), n,
+                               dev_ptr_t<scalar_t>(const_cast<scalar_t*>(sc)), true)));
+        w.got_g1[(int)q].add(p);
+    }
+}
+
+// H streamed: one Pippenger per chunk over the H scalars at the chunk's offset, summed.
+static void streamed_h_msm(const gpu_t& gpu, cuzk_worker& w, const bases_t& bases)
+{
+    const host_sec hs = bases.in_host(query::h);
+    const size_t C = w.stream_chunk;
+    msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, std::min(C, hs.n), sizeof(affine_t), gpu.id()};
+    std::vector<size_t> all((hs.n + C - 1) / C);
+    for (size_t c = 0; c < all.size(); c++) all[c] = c;
+    scalar_t* h = w.abc.as<scalar_t>();
+    stream_chunks(gpu, w, hs, all, true, [&](size_t, const void* chunk, size_t off, size_t len) {
+        point_t part;
+        CUZK_CHECK((msm.invoke(part, dev_ptr_t<affine_t>((affine_t*)chunk), len,
+                               dev_ptr_t<scalar_t>(h + off), true)));
+        w.got_g1[(int)query::h].add(part);
+    });
+}
+
+// A planned query's bases, resident or streamed: its batch addition (unless made early on the
+// side stream), then its others gathered, a chunk at a time when streamed.
+template<class raw_t>
+static void ones_and_gather(const gpu_t& gpu, cuzk_worker& w, const bases_t& bases, query q,
+                            bool early)
+{
+    const cuzk_query_dev& qd = w.plan(q);
+    const size_t n = bases.count(q);
+    if (bases.resident()) {
+        const void* b = bases.in_vram(q);
+        if (qd.ones_words && !early) {
+            queue_ones(gpu, w, gpu[0], q, b, 0, n, false);
+            queue_ones_copy(gpu, w, gpu[0], q);
+        }
+        launch_gather<raw_t>(gpu, w, qd, b, 0, 0, qd.nothers);
+        return;
+    }
+    const size_t C = w.stream_chunk, nch = (n + C - 1) / C;
+    CUZK_REQUIRE(qd.bounds.size() == nch + 1 && qd.has_ones.size() == nch,
+                 "query not prepared for this chunk size");
+    std::vector<size_t> todo;
+    for (size_t c = 0; c < nch; c++)
+        if ((qd.ones_words && qd.has_ones[c]) || qd.bounds[c + 1] > qd.bounds[c])
+            todo.push_back(c);
+    bool any_ones = false;
+    stream_chunks(gpu, w, bases.in_host(q), todo, false,
+                  [&](size_t c, const void* chunk, size_t off, size_t len) {
+        if (qd.ones_words && qd.has_ones[c]) {
+            queue_ones(gpu, w, gpu[0], q, chunk, off, len, any_ones);
+            any_ones = true;
+        }
+        launch_gather<raw_t>(gpu, w, qd, chunk, off, qd.bounds[c], qd.bounds[c + 1]);
+    });
+    if (any_ones)
+        queue_ones_copy(gpu, w, gpu[0], q);
+    else
+        w.ones_pending[region_of(q)] = false;
+}
+
+// The GPU phase of one proof (the caller holds the device's interlock). Every buffer the
+// kernels use is grown before the first is queued (a growing buffer is freed and allocated
+// again). Queued, nothing waits on the host until the end; early batch additions (resident
+// SRS) run on the worker's side stream beside the NTTs and the H MSM. Nothing of this proof
+// runs once it returns: the next holder's kernels share the batch additions' and accumulate's
+// work counters.
+static void queue_phase(const gpu_t& gpu, cuzk_worker& w, const bases_t& bases,
+                        const cuzk_matrices* mats, size_t n, cuzk_output_t* out)
+{
+    typedef queued_msm<bucket_t, point_t, affine_t> msm1_t;
+    typedef queued_msm<bucket2_t, point2_t, affine2_t> msm2_t;
+    const stream_t& s = gpu[0];
+    w.results_queued = bases.resident() && w.queued;
+    const bool early = bases.resident() && w.early_ones;
+    CUZK_REQUIRE(bases.count(query::h) + 1 == n, "H bases do not match the domain");
+
+    // every query's results: room for the queued window sums, the gathered points, the
+    // batch additions' regions
+    size_t at[NQUERIES + 1] = {0};
+    size_t most = 0;
+    bool any_ones = false;
+    for (query q : QUERIES) {
+        size_t npts = n - 1;
+        if (is_planned(q)) {
+            const cuzk_query_dev& qd = w.plan(q);
+            CUZK_REQUIRE(qd.nbases == bases.count(q), "query does not match the SRS section");
+            npts = qd.nothers;
+            most = std::max(most, npts * base_bytes(q));
+            w.ones_pending[region_of(q)] = qd.ones_words != 0;
+            any_ones |= qd.ones_words != 0;
+        }
+        size_t b = !w.results_queued ? 0
+                 : in_g2(q) ? msm2_t::host_bytes(gpu, npts) : msm1_t::host_bytes(gpu, npts);
+        at[(int)q + 1] = at[(int)q] + ((b + 63) & ~(size_t)63);
+    }
+    if (w.sums_cap < at[NQUERIES]) {
+        if (w.sums_host) CUDA_OK(cudaFreeHost(w.sums_host));
+        w.sums_host = nullptr;
+        w.sums_cap = 0;
+        CUDA_OK(cudaHostAlloc(&w.sums_host, at[NQUERIES], cudaHostAllocPortable));
+        w.sums_cap = at[NQUERIES];
+    }
+    w.gathered.ensure(most);
+    if (any_ones)
+        ensure_ones_regions(gpu, w);
+    for (auto& p : w.got_g1) p.inf();
+    w.got_g2.inf();
+
+    if (early) {
+        for (query q : QUERIES)
+            if (is_planned(q) && w.plan(q).ones_words) {
+                queue_ones(gpu, w, w.side, q, bases.in_vram(q), 0, bases.count(q), false);
+                queue_ones_copy(gpu, w, w.side, q);
+            }
+    }
+    phase_clock clock(w, s, w.results_queued);
+    clock.mark();
+    if (w.deferred)
+        queue_abc(gpu, w, mats, n);
+    clock.mark();
+    queue_h_ntt(gpu, w, n);
+    clock.mark();
+    char* sums = static_cast<char*>(w.sums_host);
+    for (query q : QUERIES) {
+        if (q == query::h && !bases.resident())
+            streamed_h_msm(gpu, w, bases);
+        else if (q == query::h)
+            others_msm(gpu, w, q, bases.in_vram(q), sums + at[(int)q]);
+        else {
+            // (gathered is reused query after query: stream order keeps each MSM's points)
+            if (in_g2(q))
+                ones_and_gather<g2_raw>(gpu, w, bases, q, early);
+            else
+                ones_and_gather<g1_raw>(gpu, w, bases, q, early);
+            others_msm(gpu, w, q, nullptr, sums + at[(int)q]);
+        }
+        clock.mark();
+    }
+    s.sync();
+    CUDA_OK(cudaStreamSynchronize(w.side));
+    w.pending = true;
+    out->ms_abc = w.deferred ? clock.span(0) : 0;
+    out->ms_ntt_h = clock.span(1);
+    for (query q : QUERIES)
+        ms_of(*out, q) = clock.span(2 + (int)q);
+}
+
+static void gpu_phase(const gpu_t& gpu, cuzk_worker& w, const bases_t& bases,
+                      const cuzk_matrices* mats, size_t n, cuzk_output_t* out)
 {
     try {
-        queue_proof(gpu, w, srs, mats, n, out);
+        queue_phase(gpu, w, bases, mats, n, out);
     } catch (...) {
         // what was queued must not outlive the interlock (the counters, the buffers)
         (void)cudaStreamSynchronize(gpu[0]);
@@ -34,197 +267,25 @@ static void compute_queued(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs
     }
 }
 
-static void queue_proof(const gpu_t& gpu, cuzk_worker& w, const cuzk_srs& srs,
-                        const cuzk_matrices* mats, size_t n, cuzk_output_t* out)
+// After gpu_phase, outside the interlock: each query's point into `out`: the queued MSMs'
+// window sums (or msm_t's points) plus the batch additions' sums.
+static void finish_phase(const gpu_t& gpu, cuzk_worker& w, cuzk_output_t* out)
 {
-    typedef queued_msm<bucket_t, point_t, affine_t> msm1_t;
-    typedef queued_msm<bucket2_t, point2_t, affine2_t> msm2_t;
-    const stream_t& s = gpu[0];
-    const cuzk_query_dev* q[ONES_REGIONS];
-    for (int r = 0; r < ONES_REGIONS; r++)
-        q[r] = &ones_query(w, r);
-    // results of H, L, A, B in G1, B in G2
-    const size_t npts[5] = {srs.nh, q[0]->nothers, q[1]->nothers, q[2]->nothers, q[3]->nothers};
-    size_t at[6] = {0};
-    for (int i = 0; i < 5; i++) {
-        size_t b = i < 4 ? msm1_t::host_bytes(gpu, npts[i]) : msm2_t::host_bytes(gpu, npts[i]);
-        at[i + 1] = at[i] + ((b + 63) & ~(size_t)63);
-    }
-    if (w.sums_cap < at[5]) {
-        if (w.sums_host) CUDA_OK(cudaFreeHost(w.sums_host));
-        w.sums_host = nullptr;
-        w.sums_cap = 0;
-        CUDA_OK(cudaHostAlloc(&w.sums_host, at[5], cudaHostAllocPortable));
-        w.sums_cap = at[5];
-    }
-    char* host = static_cast<char*>(w.sums_host);
-    w.gathered.ensure(std::max({q[0]->nothers * sizeof(g1_raw), q[1]->nothers * sizeof(g1_raw),
-                                q[2]->nothers * sizeof(g1_raw), q[3]->nothers * sizeof(g2_raw)}));
-    bool has_ones[ONES_REGIONS];
-    bool any_ones = false;
-    for (int r = 0; r < ONES_REGIONS; r++) {
-        size_t nb;
-        (void)ones_bases(srs, r, nb);
-        CUZK_REQUIRE(q[r]->nbases == nb, "query does not match the SRS section");
-        has_ones[r] = q[r]->ones_words != 0;
-        any_ones |= has_ones[r];
-    }
-    const size_t region = any_ones ? ensure_ones_regions(gpu, w) : 0;
-
-    if (w.early_ones)
-        for (int r = 0; r < ONES_REGIONS; r++)
-            if (has_ones[r])
-                queue_ones(gpu, w, w.side, srs, r, region);
-    CUDA_OK(cudaEventRecord(w.tev[0], s));
-    if (w.deferred)
-        queue_abc(gpu, w, mats, n);
-    CUDA_OK(cudaEventRecord(w.tev[1], s));
-    queue_h_ntt(gpu, w, n);
-    CUDA_OK(cudaEventRecord(w.tev[2], s));
-    w.qm1[0].queue(gpu, s, srs.h, w.abc.as<scalar_t>(), srs.nh, host + at[0]);
-    CUDA_OK(cudaEventRecord(w.tev[3], s));
-    for (int r = 0; r < ONES_REGIONS; r++) {
-        size_t nb;
-        const void* bases = ones_bases(srs, r, nb);
-        const cuzk_query_dev& qd = *q[r];
-        if (has_ones[r] && !w.early_ones)
-            queue_ones(gpu, w, s, srs, r, region);
-        // (gathered is reused query after query: stream order keeps each MSM's points)
-        const scalar_t* sc = qd.scalars.as<scalar_t>();
-        if (r < 3) {
-            if (qd.nothers)
-                launch_gather<g1_raw>(gpu, w, qd, bases, 0, 0, qd.nothers);
-            w.qm1[r + 1].queue(gpu, s, w.gathered.as<affine_t::mem_t>(), sc, qd.nothers,
-                               host + at[r + 1]);
+    if (!w.pending) return;
+    w.pending = false;
+    thread_pool_t& pool = sums_pool();
+    for (query q : QUERIES) {
+        const bool ones = is_planned(q) && w.ones_pending[region_of(q)];
+        if (in_g2(q)) {
+            point2_t p = w.results_queued ? w.qm2.sum(pool) : w.got_g2;
+            if (ones)
+                p.add(point2_t(ones_sum<bucket2_t>(gpu, w.ones_host, region_of(q), w.ones_region)));
+            put(out->b_g2, p);
         } else {
-            if (qd.nothers)
-                launch_gather<g2_raw>(gpu, w, qd, bases, 0, 0, qd.nothers);
-            w.qm2.queue(gpu, s, w.gathered.as<affine2_t::mem_t>(), sc, qd.nothers, host + at[4]);
+            point_t p = w.results_queued ? w.qm1[(int)q].sum(pool) : w.got_g1[(int)q];
+            if (ones)
+                p.add(point_t(ones_sum<bucket_t>(gpu, w.ones_host, region_of(q), w.ones_region)));
+            put(out_g1(*out, q), p);
         }
-        CUDA_OK(cudaEventRecord(w.tev[4 + r], s));
     }
-    // Nothing of this proof may still run once the interlock goes: the next holder's kernels
-    // share the batch additions' and accumulate's work counters.
-    s.sync();
-    CUDA_OK(cudaStreamSynchronize(w.side));
-    for (int r = 0; r < ONES_REGIONS; r++)
-        w.ones_pending[r] = has_ones[r];
-    w.pending = true;
-    auto span = [&](int i, int j) {
-        float ms = 0;
-        CUDA_OK(cudaEventElapsedTime(&ms, w.tev[i], w.tev[j]));
-        return (double)ms;
-    };
-    out->ms_abc = w.deferred ? span(0, 1) : 0;
-    out->ms_ntt_h = span(1, 2);
-    out->ms_msm_h = span(2, 3);
-    out->ms_msm_l = span(3, 4);
-    out->ms_msm_a = span(4, 5);
-    out->ms_msm_b_g1 = span(5, 6);
-    out->ms_msm_b_g2 = span(6, 7);
-}
-
-// The GPU phase of any other proof (a streamed SRS, or `queued` off: the reference): each
-// phase waited for, sppark's msm_t adding every MSM's windows up on the host before it
-// returns; the points go straight into `out`.
-static void compute_sync(const gpu_t& gpu, cuzk_worker* w, const cuzk_srs* srs,
-                         const cuzk_host_srs_t* host, const cuzk_matrices* mats, size_t n,
-                         size_t nh, cuzk_output_t* out)
-{
-    auto sec = [&](const void* p, size_t cnt, size_t elem, int bit) {
-        return host_sec{static_cast<const char*>(p), cnt, elem, ((host->pinned >> bit) & 1) != 0};
-    };
-    fr_t* d_a = w->abc.as<fr_t>();
-    std::chrono::steady_clock::time_point t0;
-
-    // Resident SRS: every query's batch addition now, beside the kernels below.
-    early_ones_t early;
-    const bool early_on = srs && w->early_ones;
-    if (early_on)
-        early.launch(gpu, *w, *srs);
-
-    // Deferred: a/b/c = A·z, B·z, C·z (then the input rows, then zeros to the domain).
-    out->ms_abc = 0;
-    if (w->deferred) {
-        t0 = std::chrono::steady_clock::now();
-        queue_abc(gpu, *w, mats, n);
-        gpu[0].sync();
-        out->ms_abc = ms_since(t0);
-    }
-
-    t0 = std::chrono::steady_clock::now();
-    queue_h_ntt(gpu, *w, n);
-    gpu[0].sync();
-    out->ms_ntt_h = ms_since(t0);
-
-    t0 = std::chrono::steady_clock::now();
-    {
-        point_t h;
-        h.inf();
-        if (srs && nh) {
-            msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, nh, sizeof(affine_t), gpu.id()};
-            // (pass affine_t, not affine_t::mem_t: sppark's device-pointer overload only
-            // forwards to the worker overload for affine_t pointers)
-            CUZK_CHECK((msm.invoke(h, dev_ptr_t<affine_t>(reinterpret_cast<affine_t*>(srs->h)), nh,
-                                   dev_ptr_t<scalar_t>(d_a), true)));
-        } else if (nh) {
-            // one Pippenger per chunk over the H scalars at the chunk's offset, summed
-            const size_t C = w->stream_chunk;
-            msm_t<bucket_t, point_t, affine_t, scalar_t> msm{nullptr, std::min(C, nh), sizeof(affine_t), gpu.id()};
-            std::vector<size_t> all((nh + C - 1) / C);
-            for (size_t c = 0; c < all.size(); c++) all[c] = c;
-            stream_chunks(gpu, *w, sec(host->h, nh, sizeof(affine_t::mem_t), 0), all, true,
-                          [&](size_t, const void* bases, size_t off, size_t len) {
-                point_t part;
-                CUZK_CHECK((msm.invoke(part,
-                                       dev_ptr_t<affine_t>((affine_t*)bases), len,
-                                       dev_ptr_t<scalar_t>(d_a + off), true)));
-                h.add(part);
-            });
-        }
-        put(out->h, h);
-    }
-    out->ms_msm_h = ms_since(t0);
-
-    // (the early sums are long done by now: the H MSM took its time)
-    if (early_on)
-        early.join();
-
-    point_t p;
-    t0 = std::chrono::steady_clock::now();
-    if (srs)
-        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], srs->l, srs->nl, p, !early_on);
-    else
-        split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[0], sec(host->l, host->nl, 96, 1), p);
-    if (early_on) p.add(early.g1[0]);
-    put(out->l, p);
-    out->ms_msm_l = ms_since(t0);
-
-    t0 = std::chrono::steady_clock::now();
-    if (srs)
-        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], srs->a, srs->na, p, !early_on);
-    else
-        split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[1], sec(host->a, host->na, 96, 2), p);
-    if (early_on) p.add(early.g1[1]);
-    put(out->a, p);
-    out->ms_msm_a = ms_since(t0);
-
-    t0 = std::chrono::steady_clock::now();
-    if (srs)
-        split_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], srs->b_g1, srs->nb1, p, !early_on);
-    else
-        split_msm_streamed<bucket_t, point_t, affine_t, g1_raw>(gpu, *w, w->q[2], sec(host->b_g1, host->nb1, 96, 3), p);
-    if (early_on) p.add(early.g1[2]);
-    put(out->b_g1, p);
-    out->ms_msm_b_g1 = ms_since(t0);
-
-    t0 = std::chrono::steady_clock::now();
-    point2_t p2;
-    if (srs)
-        split_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], srs->b_g2, srs->nb2, p2, !early_on);
-    else
-        split_msm_streamed<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, *w, w->q[2], sec(host->b_g2, host->nb2, 192, 4), p2);
-    if (early_on) p2.add(early.g2);
-    put(out->b_g2, p2);
-    out->ms_msm_b_g2 = ms_since(t0);
 }

@@ -15,9 +15,6 @@ struct cuzk_query_dev {
     std::vector<uint8_t> has_ones;
 };
 
-// Regions of the batch-addition partial sums: L, A, B in G1, B in G2.
-static const int ONES_REGIONS = 4;
-
 struct cuzk_worker {
     int dev;
     stream_t copy;
@@ -34,9 +31,9 @@ struct cuzk_worker {
     cudaEvent_t uploaded = nullptr;
 
     dbuf abc;           // a | b | c, each 1 << lg_domain scalars
-    cuzk_query_dev q[3];
+    cuzk_query_dev plans[NPLANS];
     dbuf gathered;      // points of the non-0/1 scalars of one query
-    dbuf partial;       // batch-addition partial sums
+    dbuf partial;       // batch-addition partial sums, one region per planned query
 
     // deferred a/b/c: z = inputs | aux, its value classes, and the witness's others when
     // the L query's were summed on the host (too few for the device)
@@ -53,14 +50,19 @@ struct cuzk_worker {
     cudaEvent_t chunk_ev[2] = {nullptr, nullptr};
     cudaEvent_t consumed_ev[2] = {nullptr, nullptr};
 
-    // Queued MSMs (cuzk_input_t::queued): H, L, A, B in G1, then B in G2, left by compute for
-    // cuzk_worker_finish to sum from `sums_host` (page-locked, grown as needed, never shrunk:
-    // a few MB per batch of each MSM), with the "scalar is 1" regions of ones_host still to
-    // be summed; events along gpu[0] time the phases.
+    // What compute leaves for cuzk_worker_finish (`pending`): every query's MSM, either
+    // queued (cuzk_input_t::queued, resident SRS: qm1 by query number for H, L, A, B in G1,
+    // qm2 for B in G2, their window sums in `sums_host`, page-locked, grown as needed, never
+    // shrunk: a few MB per batch of each MSM) or already a point (`got_g1`, `got_g2`: sppark's
+    // msm_t, which sums on the host before it returns); and the batch additions' sums in
+    // ones_host, region by region (`ones_pending`). Marks along gpu[0] time the phases.
     bool queued = false;
     bool pending = false;
+    bool results_queued = false;
     queued_msm<bucket_t, point_t, affine_t> qm1[4];
     queued_msm<bucket2_t, point2_t, affine2_t> qm2;
+    point_t got_g1[4];
+    point2_t got_g2;
     void* sums_host = nullptr;
     size_t sums_cap = 0;
     bool ones_pending[ONES_REGIONS] = {false, false, false, false};
@@ -105,8 +107,12 @@ struct cuzk_worker {
         if (sums_host) (void)cudaFreeHost(sums_host);
         abc.release(); gathered.release(); partial.release();
         z.release(); cls.release(); wit_idx.release(); wit_scalars.release();
-        for (auto& x : q) { x.bits.release(); x.idx.release(); x.scalars.release(); }
+        for (auto& x : plans) { x.bits.release(); x.idx.release(); x.scalars.release(); }
     }
+
+    // The plan of query q's scalars (B in G2 shares B in G1's).
+    cuzk_query_dev& plan(query q) { return plans[(int)plan_of(q)]; }
+    const cuzk_query_dev& plan(query q) const { return plans[(int)plan_of(q)]; }
 
     // Host (pageable) -> device through the pinned double buffer: the memcpy of one chunk
     // (spread over the staging pool's threads) overlaps the DMA of the previous one.

@@ -249,8 +249,8 @@ extern "C" {
         mats: *const MatricesHandle,
         out: *mut COutput,
     ) -> sppark::Error;
-    /// After `cuzk_worker_compute` (outside the interlock): a queued proof's host sums into
-    /// `out`'s points; nothing after any other compute.
+    /// After `cuzk_worker_compute` (outside the interlock): the host sums (a queued proof's
+    /// window sums, every proof's batch-addition sums) into `out`'s points.
     pub(crate) fn cuzk_worker_finish(w: *mut WorkerHandle, out: *mut COutput) -> sppark::Error;
     /// Σ scalars[i]·bases[i mod m] by sppark's Pippenger into `*r` and the queued one into
     /// `*g` (Jac1, or Jac2 when `g2`); the caller holds the device's interlock.
