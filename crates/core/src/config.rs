@@ -5,7 +5,7 @@
 //! [memory]
 //! budget = "64GiB"          # default: min(MemTotal, cgroup limits) - margin
 //! margin = "2GiB"           # default: 10% of the limit, at least 512MiB
-//! request_buffer = "1GiB"   # default: budget/8, at most 4GiB
+//! request_buffer = "1GiB"   # default: budget/16, at most 4GiB
 //! urgent_reserve = "1GiB"   # for HIGH/CRITICAL only; default: budget/16, at most 1GiB
 //!
 //! [pipeline]
@@ -58,9 +58,10 @@ pub struct Config {
     pub margin_bytes: u64,
     /// Bytes of the budget set aside for request payloads, queued and arriving (twice while
     /// they arrive); a message that does not fit now waits for room (its sender held back),
-    /// one larger than all of it fails with `QueueFull`. Default: budget/8, at most
-    /// [`MAX_DEFAULT_REQUEST_BUFFER`] (4 GiB): inside an 8 GiB cgroup ~0.9 GiB, room for
-    /// seven 32 GiB PoRep C1 outputs (~59 MB each) arriving at once, or fifteen queued.
+    /// one larger than all of it fails with `QueueFull`. Default: budget/16, at most
+    /// [`MAX_DEFAULT_REQUEST_BUFFER`] (4 GiB): inside an 8 GiB cgroup ~0.45 GiB, room for
+    /// three 32 GiB PoRep C1 outputs (~52 MB each) arriving at once, or eight queued, while
+    /// the GPU needs a new one every ~18 s (`bench/RESULTS.md`, "Lean start").
     pub request_buffer_bytes: u64,
     /// The last bytes of the budget, which only HIGH and CRITICAL work may reserve: a
     /// WinningPoSt (its SRS load ≈ 0.2 GB and working set ≈ 0.1 GB at 32 GiB) finds memory at
@@ -184,7 +185,9 @@ pub struct Config {
 pub const MAX_DEFAULT_REQUEST_BUFFER: u64 = 4 * GIB;
 
 /// The default request buffer is the budget over this (at most [`MAX_DEFAULT_REQUEST_BUFFER`]).
-pub const REQUEST_BUFFER_SHARE: u64 = 8;
+/// At 8 (until session 22) the requests waiting in an 8 GiB cgroup at c=30 took the daemon's
+/// peak RSS to 2.34 GB; at 16 it was 1.98 GB with the GPU still 96.5 % busy (H200).
+pub const REQUEST_BUFFER_SHARE: u64 = 16;
 
 /// The default urgent reserve's cap: a WinningPoSt 32 GiB needs ≈ 0.3 GB while its SRS loads.
 pub const MAX_DEFAULT_URGENT_RESERVE: u64 = GIB;
@@ -588,7 +591,7 @@ impl Config {
         })
     }
 
-    /// Sets the budget and keeps the request carve-out within its default share (budget/8,
+    /// Sets the budget and keeps the request carve-out within its default share (budget/16,
     /// at most what it was), so a smaller budget does not leave a carve-out larger than itself.
     pub fn set_budget(&mut self, budget_bytes: u64) {
         self.budget_bytes = budget_bytes;

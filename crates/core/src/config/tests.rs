@@ -47,6 +47,23 @@ fn the_default_request_buffer_holds_thirty_32g_porep_requests_arriving() {
         "{}",
         c.request_buffer_bytes
     );
+    // Inside 8 GiB, waiting requests must leave the whole daemon under 2 GiB (issue 29): the
+    // buffer still holds three arriving at once, more than the GPU's pace needs.
+    let cg8 = MachineLimits {
+        cgroup_limit: Some(8 * GIB),
+        ..box_128g
+    };
+    let c = Config::defaults_for(&cg8, None, None);
+    assert!(
+        c.request_buffer_bytes <= 512 * MIB,
+        "{}",
+        c.request_buffer_bytes
+    );
+    assert!(
+        c.request_buffer_bytes >= 3 * 2 * C1_32G,
+        "{}",
+        c.request_buffer_bytes
+    );
 }
 
 #[test]
@@ -79,11 +96,11 @@ fn toml_overrides_and_defaults() {
     )
     .unwrap();
     assert_eq!(c.budget_bytes, 3 * GIB);
-    assert_eq!(c.request_buffer_bytes, 3 * GIB / 8);
+    assert_eq!(c.request_buffer_bytes, 3 * GIB / 16);
     assert_eq!(c.prover_workers_per_device, 3);
     let mut small = c.clone();
     small.set_budget(64 << 20);
-    assert_eq!(small.request_buffer_bytes, 8 << 20);
+    assert_eq!(small.request_buffer_bytes, 4 << 20);
     assert!(small.validate().is_ok());
     assert_eq!(c.channel_capacity, 3);
     assert_eq!(c.result_retention, Duration::from_secs(300));
