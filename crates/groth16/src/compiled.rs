@@ -16,9 +16,7 @@ use std::sync::OnceLock;
 
 use crate::density::Density;
 use crate::error::CompileError;
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
@@ -216,34 +214,9 @@ impl ConstraintSystem<Scalar> for Compiler {
         self.overflow |= other.overflow || !ok;
     }
 
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
-    }
+    crate::count_variables!(aux, inputs);
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> std::result::Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    crate::enforce!(|self, _, a, b, c| {
         let ok = self
             .a
             .push_row(&a(LinearCombination::zero()), &mut self.table)
@@ -254,7 +227,7 @@ impl ConstraintSystem<Scalar> for Compiler {
                 .c
                 .push_row(&c(LinearCombination::zero()), &mut self.table);
         self.overflow |= !ok;
-    }
+    });
 
     crate::flat_namespaces!();
 }

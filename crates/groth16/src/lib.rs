@@ -34,6 +34,65 @@ macro_rules! flat_namespaces {
     };
 }
 
+/// `ConstraintSystem::enforce` with its bounds written once:
+/// `enforce!(|self, annotation, a, b, c| { … });` (each of the four a pattern, `_` for unused;
+/// attributes and doc comments before the `|` go on the method).
+#[macro_export]
+macro_rules! enforce {
+    ($(#[$m:meta])* |$self:ident, $ann:pat_param, $a:pat_param, $b:pat_param, $c:pat_param| $body:block) => {
+        $(#[$m])*
+        fn enforce<A, AR, LA, LB, LC>(&mut $self, $ann: A, $a: LA, $b: LB, $c: LC)
+        where
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+            LA: FnOnce(
+                ::bellpepper_core::LinearCombination<::blstrs::Scalar>,
+            ) -> ::bellpepper_core::LinearCombination<::blstrs::Scalar>,
+            LB: FnOnce(
+                ::bellpepper_core::LinearCombination<::blstrs::Scalar>,
+            ) -> ::bellpepper_core::LinearCombination<::blstrs::Scalar>,
+            LC: FnOnce(
+                ::bellpepper_core::LinearCombination<::blstrs::Scalar>,
+            ) -> ::bellpepper_core::LinearCombination<::blstrs::Scalar>,
+        $body
+    };
+}
+
+/// `alloc` and `alloc_input` of a constraint system that records shape only: each counts its
+/// variable in the named field (`count_variables!(aux, inputs)`) and ignores the value, or,
+/// with `evaluated` last, computes it and drops it (what a witness costs).
+#[macro_export]
+macro_rules! count_variables {
+    ($aux:ident, $inputs:ident) => {
+        $crate::count_variables!(@fn alloc, $aux, Aux, false);
+        $crate::count_variables!(@fn alloc_input, $inputs, Input, false);
+    };
+    ($aux:ident, $inputs:ident, evaluated) => {
+        $crate::count_variables!(@fn alloc, $aux, Aux, true);
+        $crate::count_variables!(@fn alloc_input, $inputs, Input, true);
+    };
+    (@fn $name:ident, $field:ident, $index:ident, $evaluate:expr) => {
+        fn $name<F, A, AR>(
+            &mut self,
+            _: A,
+            f: F,
+        ) -> ::std::result::Result<::bellpepper_core::Variable, ::bellpepper_core::SynthesisError>
+        where
+            F: FnOnce() -> ::std::result::Result<::blstrs::Scalar, ::bellpepper_core::SynthesisError>,
+            A: FnOnce() -> AR,
+            AR: Into<String>,
+        {
+            if $evaluate {
+                let _ = f();
+            }
+            self.$field += 1;
+            Ok(::bellpepper_core::Variable::new_unchecked(
+                ::bellpepper_core::Index::$index(self.$field - 1),
+            ))
+        }
+    };
+}
+
 pub mod atomic;
 pub mod backend;
 pub mod compiled;

@@ -409,14 +409,7 @@ impl ConstraintSystem<Scalar> for Recorder {
         )))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    crate::enforce!(|self, _, a, b, c| {
         self.out.num_constraints += 1;
         if self.mode == RecorderMode::WitnessOnly {
             return;
@@ -449,7 +442,7 @@ impl ConstraintSystem<Scalar> for Recorder {
         out.a.push(va);
         out.b.push(vb);
         out.c.push(vc);
-    }
+    });
 
     crate::flat_namespaces!();
 

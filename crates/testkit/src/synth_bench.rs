@@ -157,59 +157,14 @@ struct StructureOnly {
 impl bellpepper_core::ConstraintSystem<Scalar> for StructureOnly {
     type Root = Self;
 
-    fn alloc<F, A, AR>(
-        &mut self,
-        _: A,
-        f: F,
-    ) -> std::result::Result<bellpepper_core::Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        let _ = f();
-        self.vars += 1;
-        Ok(bellpepper_core::Variable::new_unchecked(
-            bellpepper_core::Index::Aux(self.vars - 1),
-        ))
-    }
+    cuzk_groth16::count_variables!(vars, vars, evaluated);
 
-    fn alloc_input<F, A, AR>(
-        &mut self,
-        _: A,
-        f: F,
-    ) -> std::result::Result<bellpepper_core::Variable, SynthesisError>
-    where
-        F: FnOnce() -> std::result::Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        let _ = f();
-        self.vars += 1;
-        Ok(bellpepper_core::Variable::new_unchecked(
-            bellpepper_core::Index::Input(self.vars - 1),
-        ))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(
-            bellpepper_core::LinearCombination<Scalar>,
-        ) -> bellpepper_core::LinearCombination<Scalar>,
-        LB: FnOnce(
-            bellpepper_core::LinearCombination<Scalar>,
-        ) -> bellpepper_core::LinearCombination<Scalar>,
-        LC: FnOnce(
-            bellpepper_core::LinearCombination<Scalar>,
-        ) -> bellpepper_core::LinearCombination<Scalar>,
-    {
+    cuzk_groth16::enforce!(|self, _, a, b, c| {
         self.constraints += 1;
         self.terms += a(bellpepper_core::LinearCombination::zero()).len();
         self.terms += b(bellpepper_core::LinearCombination::zero()).len();
         self.terms += c(bellpepper_core::LinearCombination::zero()).len();
-    }
+    });
 
     cuzk_groth16::flat_namespaces!();
 }

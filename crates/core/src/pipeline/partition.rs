@@ -107,33 +107,11 @@ pub(crate) struct Proved {
 impl<W: Send + 'static> Partition<W> {
     /// Takes the stage's work out; [`Partition::with_work`] puts the next stage's in.
     pub(crate) fn take_work(self) -> (Partition<()>, W) {
-        let Partition {
-            job,
-            index,
-            circuit_id,
-            public_inputs,
-            tracker,
-            retry,
-            avoid_device,
-            work,
-        } = self;
-        let rest = Partition {
-            job,
-            index,
-            circuit_id,
-            public_inputs,
-            tracker,
-            retry,
-            avoid_device,
-            work: OffRuntime::new(()),
-        };
-        (rest, work.into_inner())
+        self.replace_work(())
     }
-}
 
-impl Partition<()> {
-    /// The partition, now carrying `work`.
-    pub(crate) fn with_work<V: Send + 'static>(self, work: V) -> Partition<V> {
+    /// The partition carrying `work` instead, and the work it carried.
+    fn replace_work<V: Send + 'static>(self, work: V) -> (Partition<V>, W) {
         let Partition {
             job,
             index,
@@ -142,9 +120,9 @@ impl Partition<()> {
             tracker,
             retry,
             avoid_device,
-            work: _,
+            work: old,
         } = self;
-        Partition {
+        let next = Partition {
             job,
             index,
             circuit_id,
@@ -153,7 +131,15 @@ impl Partition<()> {
             retry,
             avoid_device,
             work: OffRuntime::new(work),
-        }
+        };
+        (next, old.into_inner())
+    }
+}
+
+impl Partition<()> {
+    /// The partition, now carrying `work`.
+    pub(crate) fn with_work<V: Send + 'static>(self, work: V) -> Partition<V> {
+        self.replace_work(work).0
     }
 }
 

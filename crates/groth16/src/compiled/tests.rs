@@ -1,7 +1,7 @@
 //! The compiled path against full recording.
 use super::*;
 use crate::{ProveError, Recorder, RecorderMode};
-use bellpepper_core::Circuit;
+use bellpepper_core::{Circuit, SynthesisError};
 use std::sync::Arc;
 
 /// `parts` independent gadgets with varied coefficients, inputs and ONE in every matrix;

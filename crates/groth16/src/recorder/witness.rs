@@ -6,7 +6,7 @@
 //! With [`Recorder`] as the type, those sub-systems were full recorders: every gadget built
 //! and evaluated its linear combinations, and the parent then dropped them. As a type of its
 //! own, witness-only recording makes witness-only sub-systems.
-use bellpepper_core::{ConstraintSystem, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{ConstraintSystem, SynthesisError, Variable};
 use blstrs::Scalar;
 
 use super::{CompactAux, Recorder, RecorderMode};
@@ -41,17 +41,12 @@ impl ConstraintSystem<Scalar> for WitnessCs {
         self.0.alloc_input(annotation, f)
     }
 
-    /// Counts the constraint (the witness-only recorder runs none of the closures).
-    fn enforce<A, AR, LA, LB, LC>(&mut self, annotation: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.0.enforce(annotation, a, b, c);
-    }
+    crate::enforce!(
+        /// Counts the constraint (the witness-only recorder runs none of the closures).
+        |self, annotation, a, b, c| {
+            self.0.enforce(annotation, a, b, c);
+        }
+    );
 
     crate::flat_namespaces!();
 

@@ -1,7 +1,7 @@
 //! The constraint system used by setup: it records the A, B and C matrices compactly
 //! (flat term arrays plus per-row term counts; coefficients stored only when not one) and
 //! never evaluates assignments, so blank circuits work.
-use bellpepper_core::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
+use bellpepper_core::{ConstraintSystem, Index, LinearCombination, Variable};
 use blstrs::Scalar;
 use ff::Field;
 
@@ -126,34 +126,9 @@ impl ConstraintSystem<Scalar> for Assembly {
         Assembly::default()
     }
 
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.num_aux - 1)))
-    }
+    crate::count_variables!(num_aux, num_inputs);
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.num_inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.num_inputs - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    crate::enforce!(|self, _, a, b, c| {
         let a = a(LinearCombination::zero());
         self.a.push_row(&a, &mut self.overflow);
         drop(a);
@@ -162,7 +137,7 @@ impl ConstraintSystem<Scalar> for Assembly {
         drop(b);
         let c = c(LinearCombination::zero());
         self.c.push_row(&c, &mut self.overflow);
-    }
+    });
 
     crate::flat_namespaces!();
 }

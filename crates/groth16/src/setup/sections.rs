@@ -2,9 +2,7 @@
 //! that marks which variables A and B use (two bitsets) and counts everything else. This is
 //! what the TIMING-ONLY parameter writer needs for the real 32 GiB circuits, where building
 //! the matrices (hundreds of millions of terms) would take far longer and far more memory.
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
@@ -100,34 +98,9 @@ impl ConstraintSystem<Scalar> for Marker {
         Marker::default()
     }
 
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux += 1;
-        Ok(Variable::new_unchecked(Index::Aux(self.aux - 1)))
-    }
+    crate::count_variables!(aux, inputs);
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.inputs += 1;
-        Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    crate::enforce!(|self, _, a, b, _| {
         self.constraints += 1;
         // Every input is in A through its own input row: only A's aux matter.
         for (var, coeff) in a(LinearCombination::zero()).iter() {
@@ -146,7 +119,7 @@ impl ConstraintSystem<Scalar> for Marker {
                 Index::Aux(i) => mark(&mut self.b_aux, i),
             }
         }
-    }
+    });
 
     crate::flat_namespaces!();
 

@@ -6,9 +6,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::Hasher as _;
 
-use bellpepper_core::{
-    Circuit, ConstraintSystem, Index, LinearCombination, SynthesisError, Variable,
-};
+use bellpepper_core::{Circuit, ConstraintSystem, Index, SynthesisError, Variable};
 use blstrs::Scalar;
 use ff::Field;
 use filecoin_hashers::{Domain, Hasher};
@@ -103,16 +101,9 @@ impl ConstraintSystem<Scalar> for Counter {
         )))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
+    cuzk_groth16::enforce!(|self, _, _, _, _| {
         self.counts.constraints += 1;
-    }
+    });
 
     cuzk_groth16::flat_namespaces!();
 
