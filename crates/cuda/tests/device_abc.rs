@@ -211,12 +211,12 @@ fn real_2k_filecoin_kinds_device_abc_equal_cpu_and_verify() {
         ..Default::default()
     };
     for kind in ["porep", "snap", "wpost", "winning"] {
-        let req = m.request(kind).expect("request").load(&dir).expect("load");
+        let req = m.request(kind).expect("request").load(dir).expect("load");
         let mut plan = cuzk_filecoin::plan(&req).expect("plan");
         let id = plan.circuit_id;
         let files = id.param_files().unwrap();
         let (srs, _) =
-            cuzk_groth16::params::read_params(&files.params_path(&dir), &opts).expect("params");
+            cuzk_groth16::params::read_params(&files.params_path(dir), &opts).expect("params");
         let compiled = Arc::new(cuzk_filecoin::compiled::compile(id).expect("compile"));
         let mut proofs = Vec::new();
         for (k, job) in plan.take_jobs().into_iter().enumerate() {
