@@ -20,6 +20,7 @@ use storage_proofs_porep::stacked::{
     ReplicaColumnProof, TOTAL_PARENTS,
 };
 
+pub(crate) use super::tree::TreeProof;
 use super::tree::{sha_node, Shape};
 use super::{random32, Facts};
 use cuzk_filecoin::error::{FilecoinError, Result};
@@ -27,13 +28,6 @@ use cuzk_filecoin::registry::{prover_id_from_miner_id, seal_from_u64, ProofKind,
 use cuzk_filecoin::request::{C1Envelope, ProofRequest};
 
 pub(crate) type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
-/// An inclusion proof in tree C or R.
-pub(crate) type TreeProof<Tree> = MerkleProof<
-    <Tree as MerkleTreeTrait>::Hasher,
-    <Tree as MerkleTreeTrait>::Arity,
-    <Tree as MerkleTreeTrait>::SubTreeArity,
-    <Tree as MerkleTreeTrait>::TopTreeArity,
->;
 
 /// The Go-side `RegisteredSealProof` of the timing-only PoRep request (`…V1_1`).
 pub(crate) fn registered_proof(size: SectorSize) -> u64 {

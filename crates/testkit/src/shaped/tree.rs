@@ -6,8 +6,16 @@ use filecoin_hashers::sha256::Sha256Domain;
 use filecoin_hashers::Domain;
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
-use storage_proofs_core::merkle::{base_path_length, MerkleTreeTrait};
+use storage_proofs_core::merkle::{base_path_length, MerkleProof, MerkleTreeTrait};
 use typenum::Unsigned;
+
+/// An inclusion proof in a tree of `Tree`'s shape (PoRep's trees C and R).
+pub(crate) type TreeProof<Tree> = MerkleProof<
+    <Tree as MerkleTreeTrait>::Hasher,
+    <Tree as MerkleTreeTrait>::Arity,
+    <Tree as MerkleTreeTrait>::SubTreeArity,
+    <Tree as MerkleTreeTrait>::TopTreeArity,
+>;
 
 /// One path element: the siblings (arity − 1 of them) and the position of the node itself.
 pub(crate) type PathStep<D> = (Vec<D>, usize);
@@ -103,7 +111,7 @@ mod tests {
     use storage_proofs_core::merkle::MerkleProofTrait;
 
     type Tree = SectorShape32GiB;
-    type Proof = crate::shaped::porep::TreeProof<Tree>;
+    type Proof = TreeProof<Tree>;
 
     #[test]
     fn shapes_of_32gib_trees() {
