@@ -37,32 +37,26 @@ mod options;
 
 pub use options::{CudaOptions, CudaOptionsError, DEFAULT_STREAM_CHUNK_BASES};
 
-#[cfg(feature = "cuda")]
-mod device;
-#[cfg(feature = "cuda")]
-mod ffi;
-#[cfg(feature = "cuda")]
-mod gpu;
-#[cfg(feature = "cuda")]
-mod matrices;
-#[cfg(feature = "cuda")]
-mod pins;
-#[cfg(feature = "cuda")]
-mod points;
-#[cfg(feature = "cuda")]
-mod setup;
-#[cfg(feature = "cuda")]
-mod sizes;
-#[cfg(feature = "cuda")]
-mod srs_state;
-#[cfg(feature = "cuda")]
-mod vram;
-#[cfg(feature = "cuda")]
-pub use device::devices;
-#[cfg(feature = "cuda")]
-pub use gpu::CudaProver;
-#[cfg(feature = "cuda")]
-pub use setup::GpuPoints;
+/// Every item inside only with the `cuda` feature (the GPU backend itself).
+macro_rules! with_cuda {
+    ($($item:item)*) => { $( #[cfg(feature = "cuda")] $item )* };
+}
+
+with_cuda! {
+    mod device;
+    mod ffi;
+    mod gpu;
+    mod matrices;
+    mod pins;
+    mod points;
+    mod setup;
+    mod sizes;
+    mod srs_state;
+    mod vram;
+    pub use device::devices;
+    pub use gpu::CudaProver;
+    pub use setup::GpuPoints;
+}
 
 /// VRAM accounting of one device (see [`CudaProver::vram_status`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -324,48 +324,40 @@ impl Recorder {
         lc: &LinearCombination<Scalar>,
         inputs: &[Scalar],
         aux: &[Scalar],
-        mut input_density: Option<&mut Density>,
-        mut aux_density: Option<&mut Density>,
+        input_density: Option<&mut Density>,
+        aux_density: Option<&mut Density>,
         bad: &mut bool,
     ) -> Scalar {
         let mut acc = Scalar::ZERO;
-        for (&i, coeff) in lc.iter_inputs() {
-            if bool::from(coeff.is_zero()) {
-                continue;
-            }
-            match inputs.get(i) {
-                Some(v) => {
-                    if *coeff == Scalar::ONE {
-                        acc += v;
-                    } else {
-                        acc += *v * coeff;
-                    }
-                }
-                None => *bad = true,
-            }
-            if let Some(d) = input_density.as_deref_mut() {
-                d.set(i);
-            }
-        }
-        for (&i, coeff) in lc.iter_aux() {
-            if bool::from(coeff.is_zero()) {
-                continue;
-            }
-            match aux.get(i) {
-                Some(v) => {
-                    if *coeff == Scalar::ONE {
-                        acc += v;
-                    } else {
-                        acc += *v * coeff;
-                    }
-                }
-                None => *bad = true,
-            }
-            if let Some(d) = aux_density.as_deref_mut() {
-                d.set(i);
-            }
-        }
+        Self::eval_terms(lc.iter_inputs(), inputs, input_density, bad, &mut acc);
+        Self::eval_terms(lc.iter_aux(), aux, aux_density, bad, &mut acc);
         acc
+    }
+
+    /// Adds Σ coeff·value over `terms` (variables of one kind, their values in `values`) to
+    /// `acc`, marking each variable with a non-zero coefficient in `density`; a variable past
+    /// `values` sets `bad`.
+    #[inline]
+    fn eval_terms<'a>(
+        terms: impl Iterator<Item = (&'a usize, &'a Scalar)>,
+        values: &[Scalar],
+        mut density: Option<&mut Density>,
+        bad: &mut bool,
+        acc: &mut Scalar,
+    ) {
+        for (&i, coeff) in terms {
+            if bool::from(coeff.is_zero()) {
+                continue;
+            }
+            match values.get(i) {
+                Some(v) if *coeff == Scalar::ONE => *acc += v,
+                Some(v) => *acc += *v * coeff,
+                None => *bad = true,
+            }
+            if let Some(d) = density.as_deref_mut() {
+                d.set(i);
+            }
+        }
     }
 }
 
