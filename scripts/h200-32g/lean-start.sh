@@ -21,6 +21,10 @@
 #   c=2 j=4 without a cgroup, then the warm start, the first proof and c=2 j=4 inside 8G (the
 #   same binary, the ratio); c=30 j=30 inside 8G until $DEADLINE (150) s with the request buffer
 #   $C30_REQBUF (460MiB, budget/16 of an 8 GiB cgroup); then `ni-porep32.sh` with PREPPED=1.
+# `lean-start.sh cold` (a fresh machine, one setsid run polled across calls): prep without the tests;
+#   the cold start inside the 8G cgroup (porep-32g compiled from one challenge straight into the
+#   empty cache): start to loaded, the compile's own time, VmHWM; the first proof; c=2 j=4
+#   inside 8G; then the warm start inside 8G and c=2 j=4 without a cgroup (the reference).
 # Everything is TIMING-ONLY: the proofs do not verify.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -107,6 +111,28 @@ all)
   echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w4.log)"
   save; stop_daemon
   ;;
+cold)
+  NO_TESTS=1 prep_32g
+  rm -rf /tmp/p32/cuzk-compiled
+  CG=$(cgroup 8G)
+  echo "== cold start inside $CG, the compiled cache empty ($(( $(date +%s) - T0 )) s in)"
+  DAEMON_CGROUP=$CG timed_start cold-8g
+  batch cfirst 1 1 120
+  echo "cold-8g: start to the first 32 GiB proof completed: $(since $START) s"
+  echo "== c=2 j=4 inside 8G ($(( $(date +%s) - T0 )) s in)"
+  batch c8 2 4 200; vmhwm; cg_report $CG
+  ls -l /tmp/p32/cuzk-compiled
+  save; stop_daemon
+  CG=$(cgroup 8G)
+  echo "== warm start inside $CG ($(( $(date +%s) - T0 )) s in)"
+  DAEMON_CGROUP=$CG timed_start warm-8g
+  batch w8 2 4 200; vmhwm; cg_report $CG
+  stop_daemon
+  echo "== warm start, no cgroup ($(( $(date +%s) - T0 )) s in)"
+  timed_start warm
+  batch wref 2 4 200; vmhwm
+  save; stop_daemon
+  ;;
 full)
   NI=1 bash "$0" prep
   bash "$0" warm
@@ -119,6 +145,6 @@ full)
   save; stop_daemon
   PREPPED=1 NIJ=${NIJ:-1} bash "$(dirname "$0")/ni-porep32.sh"
   ;;
-*) echo "usage: lean-start.sh prep|warm|big|all|full" >&2; exit 2 ;;
+*) echo "usage: lean-start.sh prep|warm|big|all|full|cold" >&2; exit 2 ;;
 esac
 echo "== phase W ${1:-} done at $(( $(date +%s) - T0 )) s"

@@ -46,9 +46,10 @@ pub enum GenCommand {
     TimingParams(TimingParamsArgs),
     /// Compile a Filecoin circuit's constraint matrices into the compiled cache that `cuzk
     /// daemon` opens at start instead of compiling (`[srs] compiled_cache`), keyed by its
-    /// parameter file. For a box whose memory cannot hold the compile (~7.4 GiB and ~2 min on
-    /// one thread for porep-32g): run it once where it can, with the same parameter file, and
-    /// copy the cache over (or share the directory). A file already there is checked whole
+    /// parameter file. For a box whose memory cannot hold a compile (a circuit walked whole:
+    /// SnapDeals, the PoSts; PoRep is compiled from one challenge straight into the file,
+    /// about two challenges' matrices in memory): run it once where it can, with the same
+    /// parameter file, and copy the cache over (or share the directory). A file already there is checked whole
     /// (its digest, read a window at a time) and kept when intact; a stale or damaged one is
     /// compiled again.
     Compiled(CompiledArgs),

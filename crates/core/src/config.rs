@@ -148,9 +148,11 @@ pub struct Config {
     pub compile_window_post: bool,
     /// Keep each circuit's compiled matrices on disk (`cuzk_filecoin::compiled::
     /// open_or_compile`), so a start or a reload opens them (and streams them to the devices)
-    /// instead of compiling the blank circuit (porep-32g: ~2 min on one core). A stale, short or damaged file is compiled
-    /// again with one log line, never used; a directory that cannot be written costs only the
-    /// next load's compile. Default true.
+    /// instead of compiling the blank circuit again (PoRep is compiled from one challenge
+    /// straight into this cache, porep-32g in seconds; the other kinds walk their whole blank
+    /// circuit). A stale, short or damaged file is compiled again with one log line, never
+    /// used; a directory that cannot be written costs only the next load's compile (PoRep's
+    /// then in host memory, its whole matrices reserved). Default true.
     pub compiled_cache: bool,
     /// Where [`Config::compiled_cache`] keeps them. Default: `params_dir/cuzk-compiled`.
     pub compiled_cache_dir: Option<PathBuf>,

@@ -8,7 +8,7 @@ use blstrs::Scalar;
 pub use cuzk_groth16::compiled::CompiledCircuit;
 
 use crate::error::{FilecoinError, Result};
-use crate::params::{with_blank_circuit, CircuitVisitor};
+use crate::params::{with_blank_circuit, with_blank_parts, CircuitVisitor, PartsVisitor};
 use crate::registry::CircuitId;
 
 struct Compile(String);
@@ -20,12 +20,71 @@ impl CircuitVisitor for Compile {
     }
 }
 
-/// Walks the blank circuit of `id` and records its A, B, C.
-pub fn compile(id: CircuitId) -> Result<CompiledCircuit> {
-    with_blank_circuit(id, Compile(id.to_string()))?.map_err(|e| FilecoinError::Synthesis {
+/// A circuit of alike parts compiled from its first ([`CompiledCircuit::compile_repeated`]),
+/// into host memory or straight into a cache file (`path`, `key`).
+struct Repeated<'a> {
+    name: String,
+    file: Option<(&'a std::path::Path, &'a str)>,
+}
+
+impl PartsVisitor for Repeated<'_> {
+    type Output = std::result::Result<CompiledCircuit, cuzk_groth16::CompileError>;
+    fn visit<C: Circuit<Scalar>>(
+        self,
+        with_parts: impl Fn(usize) -> C + Sync,
+        parts: usize,
+    ) -> Self::Output {
+        match self.file {
+            None => CompiledCircuit::compile_repeated(&self.name, with_parts, parts),
+            Some((path, key)) => {
+                CompiledCircuit::compile_repeated_to_file(&self.name, with_parts, parts, path, key)
+            }
+        }
+    }
+}
+
+/// The number of alike parts a circuit is compiled from (`with_blank_parts`), if any.
+struct Parts;
+
+impl PartsVisitor for Parts {
+    type Output = usize;
+    fn visit<C: Circuit<Scalar>>(self, _: impl Fn(usize) -> C + Sync, parts: usize) -> usize {
+        parts
+    }
+}
+
+fn compile_failed(e: cuzk_groth16::CompileError) -> FilecoinError {
+    FilecoinError::Synthesis {
         partition: 0,
         message: e.to_string(),
-    })
+    }
+}
+
+/// Records the A, B, C of circuit `id`'s blank circuit: PoRep's from its preamble and one
+/// challenge, repeated ([`CompiledCircuit::compile_repeated`]: seconds, where walking the
+/// whole circuit takes minutes at 32 GiB), the others by walking the whole circuit
+/// ([`compile_walked`]).
+pub fn compile(id: CircuitId) -> Result<CompiledCircuit> {
+    let repeated = Repeated {
+        name: id.to_string(),
+        file: None,
+    };
+    match with_blank_parts(id, repeated)? {
+        Some(c) => c.map_err(compile_failed),
+        None => compile_walked(id),
+    }
+}
+
+/// Walks the whole blank circuit of `id` and records its A, B, C (what [`compile`] must
+/// equal; the tests compare them).
+pub fn compile_walked(id: CircuitId) -> Result<CompiledCircuit> {
+    with_blank_circuit(id, Compile(id.to_string()))?.map_err(compile_failed)
+}
+
+/// How many alike parts circuit `id` is compiled from ([`compile`]), when it is; a compile
+/// into the cache file then holds about two parts' matrices ([`open_or_compile`]).
+pub fn repeated_parts(id: CircuitId) -> Option<usize> {
+    with_blank_parts(id, Parts).ok().flatten()
 }
 
 /// The directory of compiled circuits beside a parameter directory (the default cache).
@@ -100,7 +159,13 @@ pub fn load_or_compile_again(
     match c.load_host_matrices() {
         Ok(_) => Ok(None),
         Err(e) => {
-            let (again, source) = compile_again(id, params, cache_dir, e.to_string())?;
+            let (mut again, source) = compile_again(id, params, cache_dir, e.to_string())?;
+            // Compiled straight into the file (PoRep): read it in, checked once more.
+            if again.matrices_in_file() {
+                again
+                    .load_host_matrices()
+                    .map_err(|e| FilecoinError::filecoin("the compiled circuit", e))?;
+            }
             *c = again;
             Ok(Some(source))
         }
@@ -110,11 +175,25 @@ pub fn load_or_compile_again(
 /// As [`load_or_compile`], but a cached circuit's matrices are left in its file
 /// ([`CompiledCircuit::open_file`]: its header, length, table and densities checked): they
 /// are streamed to a device or read in later, checked against the file's digest as they
-/// pass. When that check fails, [`compile_again`] replaces the file.
+/// pass. When that check fails, [`compile_again`] replaces the file. A circuit of alike parts
+/// (PoRep) is compiled straight into the cache file and opened from it, so its matrices never
+/// reach host memory; when that file cannot be written, it is compiled into host memory.
 pub fn open_or_compile(
     id: CircuitId,
     params: &std::path::Path,
     cache_dir: &std::path::Path,
+) -> Result<(CompiledCircuit, Source)> {
+    open_or_compile_with(id, params, cache_dir, true)
+}
+
+/// [`open_or_compile`]; without `memory_fallback`, a circuit of alike parts whose cache file
+/// cannot be written is an error, not a compile into host memory (a caller that reserved
+/// only what a compile into the file holds).
+pub fn open_or_compile_with(
+    id: CircuitId,
+    params: &std::path::Path,
+    cache_dir: &std::path::Path,
+    memory_fallback: bool,
 ) -> Result<(CompiledCircuit, Source)> {
     let key = match cache_key(id, params) {
         Ok(key) => key,
@@ -140,8 +219,51 @@ pub fn open_or_compile(
         Err(cuzk_groth16::compiled::CircuitFileError::Missing(_)) => None,
         Err(e) => Some(e.to_string()),
     };
+    compile_and_store(id, &path, &key, cache_dir, refused, memory_fallback)
+}
+
+/// Compiles circuit `id` for the cache file `path` (`key`): a circuit of alike parts straight
+/// into it, the others in host memory and then written.
+fn compile_and_store(
+    id: CircuitId,
+    path: &std::path::Path,
+    key: &str,
+    cache_dir: &std::path::Path,
+    refused: Option<String>,
+    memory_fallback: bool,
+) -> Result<(CompiledCircuit, Source)> {
+    let into_file = std::fs::create_dir_all(cache_dir)
+        .map_err(|e| format!("{}: {e}", cache_dir.display()))
+        .map(|()| Repeated {
+            name: id.to_string(),
+            file: Some((path, key)),
+        })
+        .map(|r| with_blank_parts(id, r));
+    let not_stored = match into_file {
+        Ok(Ok(Some(Ok(c)))) => {
+            let stored = Ok(());
+            return Ok((c, Source::Compiled { refused, stored }));
+        }
+        Ok(Ok(None)) => None,
+        Ok(Ok(Some(Err(e @ cuzk_groth16::CompileError::File { .. })))) => Some(e.to_string()),
+        Ok(Ok(Some(Err(e)))) => return Err(compile_failed(e)),
+        Ok(Err(e)) => return Err(e),
+        Err(why) => Some(why),
+    };
+    if let (Some(why), false) = (&not_stored, memory_fallback) {
+        return Err(FilecoinError::io(
+            path,
+            std::io::Error::other(format!(
+                "the compiled circuit could not be written ({why}), and compiling it in host \
+                 memory was not reserved"
+            )),
+        ));
+    }
     let compiled = compile(id)?;
-    let stored = store(&compiled, &path, &key, cache_dir);
+    let stored = match not_stored {
+        Some(why) => Err(why),
+        None => store(&compiled, path, key, cache_dir),
+    };
     Ok((compiled, Source::Compiled { refused, stored }))
 }
 
@@ -163,17 +285,16 @@ pub fn compile_again(
 ) -> Result<(CompiledCircuit, Source)> {
     let path = cache_path(id, cache_dir);
     let _ = std::fs::remove_file(&path);
-    let compiled = compile(id)?;
-    let stored = cache_key(id, params)
-        .map_err(|e| format!("no cache key: {e}"))
-        .and_then(|key| store(&compiled, &path, &key, cache_dir));
-    Ok((
-        compiled,
-        Source::Compiled {
-            refused: Some(refused),
-            stored,
-        },
-    ))
+    match cache_key(id, params) {
+        Ok(key) => compile_and_store(id, &path, &key, cache_dir, Some(refused), true),
+        Err(e) => Ok((
+            compile(id)?,
+            Source::Compiled {
+                refused: Some(refused),
+                stored: Err(format!("no cache key: {e}")),
+            },
+        )),
+    }
 }
 
 fn cache_path(id: CircuitId, cache_dir: &std::path::Path) -> std::path::PathBuf {

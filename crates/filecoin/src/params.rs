@@ -171,6 +171,56 @@ fn blank_porep<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
     Ok(v.visit(c))
 }
 
+/// What is done with a circuit made of a preamble and alike parts ([`with_blank_parts`]).
+pub trait PartsVisitor {
+    /// What [`PartsVisitor::visit`] returns.
+    type Output;
+    /// Called once with the blank circuit of any number of parts, and the circuit's count.
+    fn visit<C: Circuit<Scalar>>(
+        self,
+        with_parts: impl Fn(usize) -> C + Sync,
+        parts: usize,
+    ) -> Self::Output;
+}
+
+/// For circuits whose synthesis is a preamble and then alike parts, hands `visitor` the
+/// blank circuit with any number of parts and the circuit's own count: PoRep (its
+/// commitments and replica id, then one part per challenge; every blank challenge's part has
+/// the same constraints). `None` for the other kinds.
+pub fn with_blank_parts<V: PartsVisitor>(id: CircuitId, visitor: V) -> Result<Option<V::Output>> {
+    let size = id.size;
+    match id.kind {
+        CircuitKind::PoRep => {
+            crate::with_tree!(size, blank_porep_parts<V>(size, visitor)).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn blank_porep_parts<Tree: 'static + MerkleTreeTrait, V: PartsVisitor>(
+    size: SectorSize,
+    v: V,
+) -> Result<V::Output> {
+    use storage_proofs_porep::stacked::Challenges;
+    let seal: RegisteredSealProof = seal_from_u64(5 + size.index())?;
+    let pp = public_params::<Tree>(&seal.as_v1_config())
+        .map_err(|e| FilecoinError::filecoin("PoRep public parameters", e))?;
+    let parts = pp.challenges.num_challenges_per_partition();
+    let with_parts = |k: usize| {
+        let mut pp = pp.clone();
+        pp.challenges = match pp.challenges {
+            Challenges::Interactive(_) => Challenges::new_interactive(k),
+            Challenges::Synth(_) => Challenges::new_synthetic(k),
+            Challenges::Ni(_) => Challenges::new_non_interactive(k),
+        };
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+            StackedDrg<'static, Tree, DefaultPieceHasher>,
+            _,
+        >>::blank_circuit(&pp)
+    };
+    Ok(v.visit(with_parts, parts))
+}
+
 fn blank_snap<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>, V: CircuitVisitor>(
     size: SectorSize,
     v: V,

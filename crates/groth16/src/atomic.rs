@@ -39,6 +39,37 @@ pub fn write_atomic(
     result
 }
 
+/// Writes `path`, `len` bytes long, through its temporary file: `fill` writes where it will
+/// (from any thread: `FileExt::write_all_at`), then the file is synced and renamed over
+/// `path`. A failure removes the temporary file.
+pub fn write_atomic_at(
+    path: &Path,
+    len: u64,
+    fill: impl FnOnce(&File) -> io::Result<()>,
+) -> io::Result<()> {
+    let tmp = temp_path(path);
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        file.set_len(len)?;
+        fill(&file)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Whether this process can create files in `dir` (made if missing): a probe file is
+/// created and removed.
+pub fn dir_is_writable(dir: &Path) -> bool {
+    let probe = dir.join(format!(".cuzk-probe.{}", std::process::id()));
+    let ok = std::fs::create_dir_all(dir).is_ok() && File::create(&probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
 /// Removes the temporary files that writers of `path` left when they were killed mid-write
 /// (`<name>.tmp.<pid>` whose process is gone: no `/proc/<pid>`), so a `kill -9` during a
 /// write costs no disk. A running writer's file is left alone. Returns how many went; a

@@ -22,6 +22,9 @@ use ff::{Field, PrimeField};
 
 mod evaluate;
 mod file;
+mod repeat;
+#[cfg(test)]
+mod repeat_tests;
 mod stream;
 #[cfg(test)]
 mod stream_tests;
@@ -72,21 +75,14 @@ impl Matrix {
         4 * (self.row_start.capacity() + self.cols.capacity() + self.coeffs.capacity())
     }
 
-    /// Appends the rows of `other`, a sub-system's matrix: its input 0 (the sub-system's
-    /// temporary ONE) is our ONE, its other inputs follow our `inputs`, its aux follow our
-    /// `aux`, and its coefficient indices go through `remap`. False if an index overflows.
-    fn append(&mut self, other: &Matrix, remap: &[u32], inputs: usize, aux: usize) -> bool {
+    /// Appends the rows of `other`, a sub-system's matrix: its columns moved by `shift`, its
+    /// coefficient indices through `remap`. False if an index overflows.
+    fn append(&mut self, other: &Matrix, remap: &[u32], shift: Shift) -> bool {
         let base = self.cols.len() as u64;
         let mut ok = true;
         self.cols.reserve(other.cols.len());
         for &col in &other.cols {
-            let moved = if col & AUX != 0 {
-                u64::from(col & !AUX) + aux as u64
-            } else if col == 0 {
-                0
-            } else {
-                u64::from(col) - 1 + inputs as u64
-            };
+            let moved = shift.col(col);
             ok &= moved < u64::from(AUX);
             self.cols.push(moved as u32 | (col & AUX));
         }
@@ -103,6 +99,33 @@ impl Matrix {
     }
 }
 
+/// Where a sub-system's or a repeated part's variables land in the whole system: its inputs
+/// from `inputs_from` on move up by `inputs_by`, its aux from `aux_from` on by `aux_by`;
+/// those below are the whole system's own (ONE, or the preamble's variables: `repeat.rs`).
+#[derive(Clone, Copy, Debug)]
+struct Shift {
+    inputs_from: u64,
+    inputs_by: u64,
+    aux_from: u64,
+    aux_by: u64,
+}
+
+impl Shift {
+    /// The index `col` (its [`AUX`] bit says which kind) moves to, without the bit.
+    fn col(&self, col: u32) -> u64 {
+        let i = u64::from(col & !AUX);
+        let (from, by) = match col & AUX != 0 {
+            true => (self.aux_from, self.aux_by),
+            false => (self.inputs_from, self.inputs_by),
+        };
+        if i >= from {
+            i + by
+        } else {
+            i
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct CoeffTable {
     values: Vec<Scalar>,
@@ -115,6 +138,11 @@ impl CoeffTable {
         t.index(&Scalar::ONE);
         t.index(&-Scalar::ONE);
         t
+    }
+
+    /// Takes `other`'s coefficients in its order; returns where each of its slots is here.
+    fn merge(&mut self, other: &CoeffTable) -> Vec<u32> {
+        other.values.iter().map(|c| self.index(c)).collect()
     }
 
     fn index(&mut self, c: &Scalar) -> u32 {
@@ -194,20 +222,21 @@ impl ConstraintSystem<Scalar> for Compiler {
     }
 
     fn extend(&mut self, other: &Self) {
-        let remap: Vec<u32> = other
-            .table
-            .values
-            .iter()
-            .map(|c| self.table.index(c))
-            .collect();
-        let (inputs, aux) = (self.inputs, self.aux);
+        // A sub-system's input 0 is its temporary ONE, which is our ONE.
+        let shift = Shift {
+            inputs_from: 1,
+            inputs_by: (self.inputs as u64).saturating_sub(1),
+            aux_from: 0,
+            aux_by: self.aux as u64,
+        };
+        let remap = self.table.merge(&other.table);
         let mut ok = true;
         for (m, o) in [
             (&mut self.a, &other.a),
             (&mut self.b, &other.b),
             (&mut self.c, &other.c),
         ] {
-            ok &= m.append(o, &remap, inputs, aux);
+            ok &= m.append(o, &remap, shift);
         }
         self.inputs += other.inputs.saturating_sub(1);
         self.aux += other.aux;

@@ -38,6 +38,27 @@ pub enum CompileError {
         /// The circuit's name.
         circuit: String,
     },
+    /// A circuit compiled as a preamble and repeated parts
+    /// ([`crate::compiled::CompiledCircuit::compile_repeated`]) is not one.
+    #[error("{circuit} is not a preamble and repeated parts: {why}")]
+    NotRepeated {
+        /// The circuit's name.
+        circuit: String,
+        /// What did not match.
+        why: String,
+    },
+    /// Compiling into a file
+    /// ([`crate::compiled::CompiledCircuit::compile_repeated_to_file`]): it could not be
+    /// written or opened again.
+    #[error("compiling {circuit} into {}: {source}", path.display())]
+    File {
+        /// The circuit's name.
+        circuit: String,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// Errors reading or writing `.params` / `.vk` files.

@@ -97,6 +97,22 @@ impl FilecoinPlanner {
     pub fn param_dir(&self) -> &std::path::Path {
         &self.param_dir
     }
+
+    /// Whether the cache holds circuit `id`'s compiled file (as far as its header says).
+    fn is_cached(&self, id: CircuitId) -> bool {
+        self.compiled_cache.as_deref().is_some_and(|dir| {
+            self.params_path(&id.to_string())
+                .is_ok_and(|params| cuzk_filecoin::compiled::is_cached(id, &params, dir))
+        })
+    }
+
+    /// The parts circuit `id` is compiled from when a cache miss compiles it straight into
+    /// the cache's file: a circuit of alike parts, a cache directory this process can write.
+    fn compile_into_file(&self, id: CircuitId) -> Option<usize> {
+        let dir = self.compiled_cache.as_deref()?;
+        let parts = cuzk_filecoin::compiled::repeated_parts(id)?;
+        cuzk_groth16::atomic::dir_is_writable(dir).then_some(parts)
+    }
 }
 
 fn partition(job: PartitionJob) -> PartitionPlan {
@@ -227,18 +243,27 @@ impl Planner for FilecoinPlanner {
     }
 
     /// A load compiles (`host`), or opens the cached file (its densities read beside what is
-    /// kept) and streams its matrices a few windows at a time.
+    /// kept) and streams its matrices a few windows at a time. A circuit of alike parts
+    /// (PoRep) with a writable cache is compiled straight into the file and then streamed
+    /// from it: its first part twice over, a piece buffer per core, and what a cached load
+    /// holds.
     fn prepare_load_hint(&self, circuit_id: &str) -> u64 {
         let PrepareHints { held, host } = self.prepare_hints(circuit_id);
-        let cached = circuit_id.parse::<CircuitId>().is_ok_and(|id| {
-            self.compiled_cache.as_deref().is_some_and(|dir| {
-                self.params_path(circuit_id)
-                    .is_ok_and(|params| cuzk_filecoin::compiled::is_cached(id, &params, dir))
-            })
-        });
-        match cached {
-            true => 2 * held + CompiledCircuit::STREAM_HOST_BYTES.min(host),
-            false => host,
+        let streamed = 2 * held + CompiledCircuit::STREAM_HOST_BYTES.min(host);
+        let Ok(id) = circuit_id.parse::<CircuitId>() else {
+            return host;
+        };
+        if self.is_cached(id) {
+            return streamed;
+        }
+        match self.compile_into_file(id) {
+            Some(parts) => {
+                let template = 2 * host / parts.max(1) as u64;
+                let pieces =
+                    rayon::current_num_threads() as u64 * CompiledCircuit::REPEAT_THREAD_HOST_BYTES;
+                (streamed + template + pieces).min(host)
+            }
+            None => host,
         }
     }
 
@@ -265,8 +290,16 @@ impl Planner for FilecoinPlanner {
             None => (cuzk_filecoin::compiled::compile(id).map_err(failed)?, false),
             Some(dir) => {
                 let params = self.params_path(circuit_id)?;
-                let (c, source) =
-                    cuzk_filecoin::compiled::open_or_compile(id, &params, dir).map_err(failed)?;
+                // Unless the load reserved a compile in host memory (`prepare_load_hint`), one
+                // that cannot write the file must not compile into host memory instead.
+                let memory_fallback = !self.is_cached(id) && self.compile_into_file(id).is_none();
+                let (c, source) = cuzk_filecoin::compiled::open_or_compile_with(
+                    id,
+                    &params,
+                    dir,
+                    memory_fallback,
+                )
+                .map_err(failed)?;
                 log_source(circuit_id, dir, &source);
                 (c, matches!(source, cuzk_filecoin::compiled::Source::Cache))
             }
@@ -275,6 +308,8 @@ impl Planner for FilecoinPlanner {
         let ms = t0.elapsed().as_millis() as u64;
         if cached {
             tracing::info!(circuit = %circuit_id, bytes, ms, "compiled circuit opened from the cache; its matrices stay in the file until they are streamed or read");
+        } else if compiled.matrices_in_file() {
+            tracing::info!(circuit = %circuit_id, bytes, ms, "circuit compiled from one part straight into the cache file; its matrices stay there until they are streamed or read");
         } else {
             tracing::info!(circuit = %circuit_id, bytes, ms, "circuit compiled");
         }
@@ -461,6 +496,38 @@ mod tests {
         let mut fine = p.prepare("winning-2k").unwrap().expect("opened");
         p.settle_on_host("winning-2k", &mut fine).unwrap();
         assert_eq!(matrices(&fine), matrices(&first));
+    }
+
+    /// PoRep with a writable cache is compiled straight into the cache file (from one
+    /// challenge, `compile_repeated_to_file`) and opened from it: the load reserves two
+    /// challenges' matrices and piece buffers, not the matrices (at 32 GiB under a quarter of
+    /// them). With a cache that cannot be written, the compile in host memory is reserved.
+    #[test]
+    fn porep_with_a_writable_cache_reserves_a_compile_into_the_file() {
+        let params = tempfile::tempdir().unwrap();
+        let cache = params.path().join("compiled");
+        let p = FilecoinPlanner::new(params.path().to_path_buf())
+            .with_compiled_cache(Some(cache.clone()));
+        let host = p.prepare_hints("porep-32g").host;
+        let lean = p.prepare_load_hint("porep-32g");
+        assert!(lean < host / 4 && lean > 2 * host / 18, "{lean} of {host}");
+        std::fs::write(p.params_path("porep-2k").unwrap(), vec![1u8; 4096]).unwrap();
+        let prepared = p.prepare("porep-2k").unwrap().expect("compiled");
+        let c = prepared.data.downcast_ref::<CompiledCircuit>().unwrap();
+        assert!(
+            c.matrices_in_file(),
+            "compiled into the file, opened from it"
+        );
+        assert!(cache.join("porep-2k.compiled").is_file());
+
+        let blocked = params.path().join("blocked");
+        std::fs::write(&blocked, b"a file").unwrap();
+        let p =
+            FilecoinPlanner::new(params.path().to_path_buf()).with_compiled_cache(Some(blocked));
+        assert_eq!(p.prepare_load_hint("porep-32g"), host);
+        let prepared = p.prepare("porep-2k").unwrap().expect("compiled");
+        let c = prepared.data.downcast_ref::<CompiledCircuit>().unwrap();
+        assert!(!c.matrices_in_file(), "compiled in host memory");
     }
 
     #[test]

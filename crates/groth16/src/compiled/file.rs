@@ -1,5 +1,6 @@
 //! A compiled circuit on disk, so that a daemon's start (or an SRS reload) reads its matrices
-//! instead of compiling the blank circuit again (porep-32g: ~2 minutes on one core).
+//! instead of compiling the blank circuit again (porep-32g walked whole: ~2 minutes on one
+//! core; compiled from one challenge, `repeat.rs`, it is written here directly).
 //!
 //! The file is written beside its final name and renamed over it once synced, so a reader
 //! never sees half a file. It carries a caller's key (the circuit and its parameter file, say)
@@ -100,7 +101,7 @@ pub(super) struct Origin {
 
 /// The digest of an array of `u32`: BLAKE2b of each piece's little-endian bytes (in
 /// parallel), then of the array's length and the pieces' digests.
-fn digest_u32(v: &[u32]) -> [u8; 64] {
+pub(super) fn digest_u32(v: &[u32]) -> [u8; 64] {
     let pieces: Vec<[u8; 64]> = v
         .par_chunks(PIECE)
         .map(|piece| {
@@ -145,22 +146,26 @@ pub(super) fn file_digest(
     *h.finalize().as_array()
 }
 
-fn blake(bytes: &[u8]) -> [u8; 64] {
+pub(super) fn blake(bytes: &[u8]) -> [u8; 64] {
     *blake2b_simd::blake2b(bytes).as_array()
 }
 
 fn header(c: &CompiledCircuit, key: &str) -> Vec<u8> {
+    let counts = [c.num_constraints, c.num_inputs, c.num_aux, c.coeffs.len()].map(|n| n as u64);
+    let [a, b, c] = [&c.a, &c.b, &c.c].map(|m| [m.row_start.len() as u64, m.cols.len() as u64]);
+    header_of(key, counts, [a, b, c])
+}
+
+/// The header of a circuit of `counts` (constraints, inputs, aux, coefficients) whose A, B
+/// and C hold `shapes` (row starts, terms).
+pub(super) fn header_of(key: &str, counts: [u64; 4], shapes: [[u64; 2]; 3]) -> Vec<u8> {
     let mut h = Vec::new();
     h.extend_from_slice(MAGIC);
     h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     h.extend_from_slice(&(key.len() as u32).to_le_bytes());
     h.extend_from_slice(key.as_bytes());
-    for n in [c.num_constraints, c.num_inputs, c.num_aux, c.coeffs.len()] {
-        h.extend_from_slice(&(n as u64).to_le_bytes());
-    }
-    for m in [&c.a, &c.b, &c.c] {
-        h.extend_from_slice(&(m.row_start.len() as u64).to_le_bytes());
-        h.extend_from_slice(&(m.cols.len() as u64).to_le_bytes());
+    for n in counts.into_iter().chain(shapes.into_iter().flatten()) {
+        h.extend_from_slice(&n.to_le_bytes());
     }
     h
 }
@@ -177,7 +182,7 @@ fn write_u32s(w: &mut impl Write, v: &[u32]) -> io::Result<()> {
 }
 
 /// The densities' bytes: A's aux, B's inputs, B's aux, each its words.
-fn density_bytes(ds: [&Density; 3]) -> Vec<u8> {
+pub(super) fn density_bytes(ds: [&Density; 3]) -> Vec<u8> {
     ds.iter()
         .flat_map(|d| d.words.iter().flat_map(|w| w.to_le_bytes()))
         .collect()
