@@ -38,6 +38,12 @@ timed_start() {
   grep -E "budget|compiled|resident|streamed|SRS loaded|WARN|ERROR" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-330 | tail -8
   START=$t
 }
+# first_proof TAG: timed_start TAG, then one PoRep C2 proof, timed from the start too.
+first_proof() {
+  timed_start $1
+  batch $1-first 1 1 120
+  echo "$1: start to the first 32 GiB proof completed: $(since $START) s"
+}
 batch() { # batch TAG C J DEADLINE
   $D/cuzk bench batch -k porep -i /tmp/t32/manifest.json -c $2 -j $3 --timeline /tmp/$1.svg --deadline $4 2>&1 | tee /tmp/bench-$1.log | tail -14
 }
@@ -56,9 +62,7 @@ warm)
   PF=$(ls -S /tmp/p32/*.params | head -1)
   echo "== the page cache: $PF read by dd: $(dd if=$PF of=/dev/null bs=64M 2>&1 | tail -1)"
   echo "== warm start, no cgroup"
-  timed_start warm
-  batch wfirst 1 1 120
-  echo "warm: start to the first 32 GiB proof completed: $(since $START) s"
+  first_proof warm
   echo "== c=2 j=4, no cgroup ($(( $(date +%s) - T0 )) s in)"
   batch wref 2 4 200; vmhwm
   stop_daemon
@@ -96,9 +100,7 @@ all)
   NO_TESTS=1 bash "$0" prep
   CG=$(cgroup 8G)
   echo "== warm start inside $CG ($(( $(date +%s) - T0 )) s in)"
-  DAEMON_CGROUP=$CG timed_start warm-8g
-  batch wfirst 1 1 120
-  echo "warm-8g: start to the first 32 GiB proof completed: $(since $START) s"
+  DAEMON_CGROUP=$CG first_proof warm-8g
   echo "== c=30 j=30 inside 8G, deadline ${DEADLINE:-150} s ($(( $(date +%s) - T0 )) s in)"
   sampled_batch w30 30 30 ${DEADLINE:-150} "echo cg \$(cat $CG/memory.current)"
   echo "refused (RESOURCE_EXHAUSTED): $(grep -c ResourceExhausted /tmp/bench-w30.log)"
@@ -116,9 +118,7 @@ cold)
   rm -rf /tmp/p32/cuzk-compiled
   CG=$(cgroup 8G)
   echo "== cold start inside $CG, the compiled cache empty ($(( $(date +%s) - T0 )) s in)"
-  DAEMON_CGROUP=$CG timed_start cold-8g
-  batch cfirst 1 1 120
-  echo "cold-8g: start to the first 32 GiB proof completed: $(since $START) s"
+  DAEMON_CGROUP=$CG first_proof cold-8g
   echo "== c=2 j=4 inside 8G ($(( $(date +%s) - T0 )) s in)"
   batch c8 2 4 200; vmhwm; cg_report $CG
   ls -l /tmp/p32/cuzk-compiled

@@ -195,35 +195,49 @@ pub fn open_or_compile_with(
     cache_dir: &std::path::Path,
     memory_fallback: bool,
 ) -> Result<(CompiledCircuit, Source)> {
-    let key = match cache_key(id, params) {
-        Ok(key) => key,
-        // No key without the parameter file (its load reports that): compiled, not stored.
-        Err(e) => {
-            let stored = Err(format!("no cache key: {e}"));
-            return Ok((
-                compile(id)?,
-                Source::Compiled {
-                    refused: None,
-                    stored,
-                },
-            ));
-        }
-    };
     let path = cache_path(id, cache_dir);
-    let orphans = CompiledCircuit::remove_orphaned_temporaries(&path);
-    if orphans > 0 {
-        tracing::info!(circuit = %id, orphans, "removed the temporary files of killed cache writers");
+    let mut refused = None;
+    // No key without the parameter file (its load reports that): compiled, not stored.
+    if let Ok(key) = cache_key(id, params) {
+        let orphans = CompiledCircuit::remove_orphaned_temporaries(&path);
+        if orphans > 0 {
+            tracing::info!(circuit = %id, orphans, "removed the temporary files of killed cache writers");
+        }
+        match CompiledCircuit::open_file(&path, &key) {
+            Ok(c) => return Ok((c, Source::Cache)),
+            Err(cuzk_groth16::compiled::CircuitFileError::Missing(_)) => {}
+            Err(e) => refused = Some(e.to_string()),
+        }
     }
-    let refused = match CompiledCircuit::open_file(&path, &key) {
-        Ok(c) => return Ok((c, Source::Cache)),
-        Err(cuzk_groth16::compiled::CircuitFileError::Missing(_)) => None,
-        Err(e) => Some(e.to_string()),
-    };
-    compile_and_store(id, &path, &key, cache_dir, refused, memory_fallback)
+    compile_for_cache(id, params, cache_dir, refused, memory_fallback)
 }
 
-/// Compiles circuit `id` for the cache file `path` (`key`): a circuit of alike parts straight
-/// into it, the others in host memory and then written.
+/// Compiles circuit `id` for the cache file of parameter file `params` in `cache_dir`: a
+/// circuit of alike parts straight into it, the others in host memory and then written; with
+/// no key (no parameter file), in host memory and not stored.
+fn compile_for_cache(
+    id: CircuitId,
+    params: &std::path::Path,
+    cache_dir: &std::path::Path,
+    refused: Option<String>,
+    memory_fallback: bool,
+) -> Result<(CompiledCircuit, Source)> {
+    match cache_key(id, params) {
+        Ok(key) => {
+            let path = cache_path(id, cache_dir);
+            compile_and_store(id, &path, &key, cache_dir, refused, memory_fallback)
+        }
+        Err(e) => Ok((
+            compile(id)?,
+            Source::Compiled {
+                refused,
+                stored: Err(format!("no cache key: {e}")),
+            },
+        )),
+    }
+}
+
+/// [`compile_for_cache`] with the cache file `path` and its `key`.
 fn compile_and_store(
     id: CircuitId,
     path: &std::path::Path,
@@ -283,18 +297,8 @@ pub fn compile_again(
     cache_dir: &std::path::Path,
     refused: String,
 ) -> Result<(CompiledCircuit, Source)> {
-    let path = cache_path(id, cache_dir);
-    let _ = std::fs::remove_file(&path);
-    match cache_key(id, params) {
-        Ok(key) => compile_and_store(id, &path, &key, cache_dir, Some(refused), true),
-        Err(e) => Ok((
-            compile(id)?,
-            Source::Compiled {
-                refused: Some(refused),
-                stored: Err(format!("no cache key: {e}")),
-            },
-        )),
-    }
+    let _ = std::fs::remove_file(cache_path(id, cache_dir));
+    compile_for_cache(id, params, cache_dir, Some(refused), true)
 }
 
 fn cache_path(id: CircuitId, cache_dir: &std::path::Path) -> std::path::PathBuf {

@@ -157,13 +157,20 @@ pub fn with_blank_circuit<V: CircuitVisitor>(id: CircuitId, visitor: V) -> Resul
     }
 }
 
+/// PoRep's public parameters at `size` (the interactive proof's: the circuit is the same).
+fn porep_public_params<Tree: 'static + MerkleTreeTrait>(
+    size: SectorSize,
+) -> Result<storage_proofs_porep::stacked::PublicParams<Tree>> {
+    let seal: RegisteredSealProof = seal_from_u64(5 + size.index())?;
+    public_params::<Tree>(&seal.as_v1_config())
+        .map_err(|e| FilecoinError::filecoin("PoRep public parameters", e))
+}
+
 fn blank_porep<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
     size: SectorSize,
     v: V,
 ) -> Result<V::Output> {
-    let seal: RegisteredSealProof = seal_from_u64(5 + size.index())?;
-    let pp = public_params::<Tree>(&seal.as_v1_config())
-        .map_err(|e| FilecoinError::filecoin("PoRep public parameters", e))?;
+    let pp = porep_public_params::<Tree>(size)?;
     let c = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
         StackedDrg<'static, Tree, DefaultPieceHasher>,
         _,
@@ -202,9 +209,7 @@ fn blank_porep_parts<Tree: 'static + MerkleTreeTrait, V: PartsVisitor>(
     v: V,
 ) -> Result<V::Output> {
     use storage_proofs_porep::stacked::Challenges;
-    let seal: RegisteredSealProof = seal_from_u64(5 + size.index())?;
-    let pp = public_params::<Tree>(&seal.as_v1_config())
-        .map_err(|e| FilecoinError::filecoin("PoRep public parameters", e))?;
+    let pp = porep_public_params::<Tree>(size)?;
     let parts = pp.challenges.num_challenges_per_partition();
     let with_parts = |k: usize| {
         let mut pp = pp.clone();
@@ -236,13 +241,8 @@ fn blank_winning<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
     v: V,
 ) -> Result<V::Output> {
     let post: RegisteredPoStProof = post_from_u64(size.index())?;
-    let pp = winning_post_public_params::<Tree>(&post.as_v1_config())
-        .map_err(|e| FilecoinError::filecoin("WinningPoSt public parameters", e))?;
-    let c = <FallbackPoStCompound<Tree> as CompoundProof<
-        FallbackPoSt<'static, Tree>,
-        FallbackPoStCircuit<Tree>,
-    >>::blank_circuit(&pp);
-    Ok(v.visit(c))
+    let pp = winning_post_public_params::<Tree>(&post.as_v1_config());
+    blank_post::<Tree, V>(pp, "WinningPoSt public parameters", v)
 }
 
 fn blank_window<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
@@ -250,8 +250,17 @@ fn blank_window<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
     v: V,
 ) -> Result<V::Output> {
     let post: RegisteredPoStProof = post_from_u64(10 + size.index())?;
-    let pp = window_post_public_params::<Tree>(&post.as_v1_config())
-        .map_err(|e| FilecoinError::filecoin("WindowPoSt public parameters", e))?;
+    let pp = window_post_public_params::<Tree>(&post.as_v1_config());
+    blank_post::<Tree, V>(pp, "WindowPoSt public parameters", v)
+}
+
+/// The blank PoSt circuit of public parameters `pp` (`what` names them in an error).
+fn blank_post<Tree: 'static + MerkleTreeTrait, V: CircuitVisitor>(
+    pp: anyhow::Result<storage_proofs_post::fallback::PublicParams>,
+    what: &'static str,
+    v: V,
+) -> Result<V::Output> {
+    let pp = pp.map_err(|e| FilecoinError::filecoin(what, e))?;
     let c = <FallbackPoStCompound<Tree> as CompoundProof<
         FallbackPoSt<'static, Tree>,
         FallbackPoStCircuit<Tree>,

@@ -55,16 +55,7 @@ fn the_compiled_cache_is_read_back_and_a_stale_or_damaged_file_is_compiled_again
     std::fs::write(&params, vec![7u8; 3 << 20]).unwrap();
     let cache = dir.path().join("cache");
     let (first, source) = load_or_compile(id, &params, &cache).unwrap();
-    assert!(
-        matches!(
-            source,
-            Source::Compiled {
-                refused: None,
-                stored: Ok(())
-            }
-        ),
-        "{source:?}"
-    );
+    common::assert_compiled_and_stored(&source);
     let (second, source) = load_or_compile(id, &params, &cache).unwrap();
     assert!(matches!(source, Source::Cache), "{source:?}");
     for m in 0..3 {

@@ -1,6 +1,8 @@
 //! PoRep's circuit compiled from its preamble and one challenge, repeated
 //! (`CompiledCircuit::compile_repeated`), is the circuit walked whole: the same compiled
 //! file, byte for byte, in host memory and straight into the cache.
+mod common;
+
 use cuzk_filecoin::compiled::{self, open_or_compile, open_or_compile_with, Source};
 use cuzk_filecoin::CircuitId;
 
@@ -47,16 +49,7 @@ fn check(id: CircuitId) {
     let t0 = std::time::Instant::now();
     let (opened, source) = open_or_compile(id, &params, &cache).unwrap();
     let file_s = t0.elapsed().as_secs_f64();
-    assert!(
-        matches!(
-            source,
-            Source::Compiled {
-                refused: None,
-                stored: Ok(())
-            }
-        ),
-        "{source:?}"
-    );
+    common::assert_compiled_and_stored(&source);
     assert!(
         opened.matrices_in_file(),
         "compiled into the file, not host memory"

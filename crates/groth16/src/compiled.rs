@@ -261,6 +261,21 @@ impl ConstraintSystem<Scalar> for Compiler {
     crate::flat_namespaces!();
 }
 
+impl Compiler {
+    /// Records `circuit`'s synthesis (`name` is for errors).
+    fn record<C: Circuit<Scalar>>(name: &str, circuit: C) -> Result<Compiler, CompileError> {
+        let mut cs = Compiler::new();
+        // ONE is input 0, as in bellperson and our recorder.
+        cs.alloc_input(|| "", || Ok(Scalar::ONE))
+            .and_then(|_| circuit.synthesize(&mut cs))
+            .map_err(|source| CompileError::Synthesis {
+                circuit: name.to_string(),
+                source,
+            })?;
+        Ok(cs)
+    }
+}
+
 fn density(m: &Matrix, len: usize, aux: bool) -> Density {
     let mut d = Density::new(len);
     for &col in &m.cols {
@@ -307,15 +322,7 @@ impl CompiledCircuit {
         name: &str,
         circuit: C,
     ) -> Result<CompiledCircuit, CompileError> {
-        let mut cs = Compiler::new();
-        // ONE is input 0, as in bellperson and our recorder.
-        cs.alloc_input(|| "", || Ok(Scalar::ONE))
-            .and_then(|_| circuit.synthesize(&mut cs))
-            .map_err(|source| CompileError::Synthesis {
-                circuit: name.to_string(),
-                source,
-            })?;
-        CompiledCircuit::from_compiler(name, cs)
+        CompiledCircuit::from_compiler(name, Compiler::record(name, circuit)?)
     }
 
     fn from_compiler(name: &str, mut cs: Compiler) -> Result<CompiledCircuit, CompileError> {

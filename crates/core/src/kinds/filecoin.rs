@@ -434,6 +434,15 @@ mod tests {
         ));
     }
 
+    /// A parameter directory, its compiled cache and a planner using both.
+    fn planner_with_cache() -> (tempfile::TempDir, PathBuf, FilecoinPlanner) {
+        let params = tempfile::tempdir().unwrap();
+        let cache = params.path().join("compiled");
+        let p = FilecoinPlanner::new(params.path().to_path_buf())
+            .with_compiled_cache(Some(cache.clone()));
+        (params, cache, p)
+    }
+
     /// With a compiled cache the planner stores a circuit at its first prepare and opens it
     /// at the next, its matrices left in the file (`cuzk_filecoin::compiled::open_or_compile`
     /// has the cases), so the load reserves a few windows, not the matrices; settled on the
@@ -441,10 +450,7 @@ mod tests {
     /// Without a parameter file there is no key: compiled, not stored.
     #[test]
     fn a_planner_with_a_compiled_cache_stores_and_opens_its_circuits() {
-        let params = tempfile::tempdir().unwrap();
-        let cache = params.path().join("compiled");
-        let p = FilecoinPlanner::new(params.path().to_path_buf())
-            .with_compiled_cache(Some(cache.clone()));
+        let (_params, cache, p) = planner_with_cache();
         let matrices = |prepared: &Prepared| {
             let c = prepared.data.downcast_ref::<CompiledCircuit>().unwrap();
             (0..3)
@@ -504,10 +510,7 @@ mod tests {
     /// them). With a cache that cannot be written, the compile in host memory is reserved.
     #[test]
     fn porep_with_a_writable_cache_reserves_a_compile_into_the_file() {
-        let params = tempfile::tempdir().unwrap();
-        let cache = params.path().join("compiled");
-        let p = FilecoinPlanner::new(params.path().to_path_buf())
-            .with_compiled_cache(Some(cache.clone()));
+        let (params, cache, p) = planner_with_cache();
         let host = p.prepare_hints("porep-32g").host;
         let lean = p.prepare_load_hint("porep-32g");
         assert!(lean < host / 4 && lean > 2 * host / 18, "{lean} of {host}");

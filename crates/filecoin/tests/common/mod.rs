@@ -118,3 +118,18 @@ pub fn native_equals_full(
     );
     (w, full_s, witness_s)
 }
+
+/// Asserts that a circuit was compiled (no cached file was refused) and written to the cache.
+pub fn assert_compiled_and_stored(source: &cuzk_filecoin::compiled::Source) {
+    use cuzk_filecoin::compiled::Source;
+    assert!(
+        matches!(
+            source,
+            Source::Compiled {
+                refused: None,
+                stored: Ok(())
+            }
+        ),
+        "{source:?}"
+    );
+}

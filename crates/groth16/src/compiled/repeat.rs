@@ -16,9 +16,9 @@ use super::file::{self, PIECE};
 use super::{CompiledCircuit, Compiler, Matrix, Shift, AUX};
 use crate::density::Density;
 use crate::error::CompileError;
-use bellpepper_core::{Circuit, ConstraintSystem};
+use bellpepper_core::Circuit;
 use blstrs::Scalar;
-use ff::{Field, PrimeField};
+use ff::PrimeField;
 use rayon::prelude::*;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -54,18 +54,6 @@ struct Template {
     table: Vec<Scalar>,
 }
 
-/// Records `circuit`'s synthesis.
-fn record<C: Circuit<Scalar>>(name: &str, circuit: C) -> Result<Compiler, CompileError> {
-    let mut cs = Compiler::new();
-    cs.alloc_input(|| "", || Ok(Scalar::ONE))
-        .and_then(|_| circuit.synthesize(&mut cs))
-        .map_err(|source| CompileError::Synthesis {
-            circuit: name.to_string(),
-            source,
-        })?;
-    Ok(cs)
-}
-
 impl Template {
     /// Compiles `with_parts(0)` and `with_parts(1)`, and checks that the first is where the
     /// second begins.
@@ -75,8 +63,8 @@ impl Template {
         parts: usize,
     ) -> Result<Template, CompileError> {
         let (zero, one) = rayon::join(
-            || record(name, with_parts(0)),
-            || record(name, with_parts(1)),
+            || Compiler::record(name, with_parts(0)),
+            || Compiler::record(name, with_parts(1)),
         );
         let (zero, one) = (zero?, one?);
         let not_repeated = |why: &str| CompileError::NotRepeated {
