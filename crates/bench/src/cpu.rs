@@ -4,7 +4,7 @@
 use crate::error::{invalid, Result, Step};
 use cuzk_groth16::{
     prover::{random_blinding, CpuProver},
-    recorder::{Recorder, RecorderMode},
+    recorder::RecorderMode,
     setup::generate_params,
     synthetic::SyntheticSpec,
 };
@@ -39,13 +39,7 @@ pub fn run(sizes: &[u32], circuit: SyntheticSpec, reps: usize) -> Result<()> {
         let mut best: Option<(f64, f64, String)> = None;
         for _ in 0..reps.max(1) {
             let t = Instant::now();
-            let rec = Recorder::with_hints(
-                RecorderMode::Full,
-                spec.constraints,
-                spec.inputs + 1,
-                spec.num_aux(),
-            );
-            let syn = Recorder::synthesize_into(rec, spec.circuit()).step("synthesis")?;
+            let syn = spec.synthesize(RecorderMode::Full).step("synthesis")?;
             let t_syn = t.elapsed().as_secs_f64();
             let (r, s) = random_blinding(&mut rng);
             let t = Instant::now();

@@ -12,18 +12,5 @@ fn porep_2k_synthesis_peak_rss_is_within_1_3x_of_its_vectors() {
     let req = common::request("porep");
     let job = plan(&req).unwrap().take_jobs().remove(0);
     let (s, grown) = common::peak_rss_growth(|| job.run(RecorderMode::Full).unwrap());
-    let needed = common::vector_bytes(&s);
-    let ratio = grown as f64 / needed as f64;
-    eprintln!(
-        "peak RSS growth {} MiB, a/b/c + assignments {} MiB, ratio {:.3} ({} constraints)",
-        grown >> 20,
-        needed >> 20,
-        ratio,
-        s.num_constraints
-    );
-    assert!(s.num_constraints > 2_000_000);
-    assert!(
-        ratio <= 1.3,
-        "peak RSS growth {grown} B is {ratio:.2}× the {needed} B needed"
-    );
+    common::assert_rss_within_1_3x(&s, grown, "");
 }

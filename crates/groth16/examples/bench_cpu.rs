@@ -17,19 +17,23 @@
 //! reps), `ratio` = (ours_syn + ours_prv) / bellp_tot, `peak_MiB` (child VmHWM during the first
 //! run), `need_MiB` = SRS points + recorder vectors (assignment, a/b/c, densities), `x` =
 //! peak/need, `same` = identical proof bytes.
+// The bellperson conversions the parameter tests use.
+#[path = "../tests/params_support/mod.rs"]
+mod params_support;
+
 use bellperson::groth16 as bp;
-use blstrs::{Bls12, Scalar};
+use blstrs::Scalar;
 use cuzk_groth16::{
     params::{read_params, write_params, ReadOptions},
     prover::{random_blinding, CpuProver},
-    recorder::{Recorder, RecorderMode},
+    recorder::RecorderMode,
     setup::generate_params,
     synthetic::SyntheticSpec,
-    Srs,
 };
+use params_support::to_bellperson;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
-use std::{path::Path, process::Command, sync::Arc, time::Instant};
+use std::{path::Path, process::Command, time::Instant};
 
 /// A field of /proc/self/status in bytes (`VmHWM:`, `VmRSS:`).
 fn status_bytes(key: &str) -> u64 {
@@ -53,26 +57,6 @@ fn mib(b: u64) -> f64 {
 fn fail(msg: String) -> ! {
     eprintln!("{msg}");
     std::process::exit(1)
-}
-
-fn to_bp(srs: &Srs) -> bp::Parameters<Bls12> {
-    let v = srs.vk();
-    bp::Parameters {
-        vk: bp::VerifyingKey {
-            alpha_g1: v.alpha_g1,
-            beta_g1: v.beta_g1,
-            beta_g2: v.beta_g2,
-            gamma_g2: v.gamma_g2,
-            delta_g1: v.delta_g1,
-            delta_g2: v.delta_g2,
-            ic: v.ic.clone(),
-        },
-        h: Arc::new(srs.h().to_vec()),
-        l: Arc::new(srs.l().to_vec()),
-        a: Arc::new(srs.a().to_vec()),
-        b_g1: Arc::new(srs.b_g1().to_vec()),
-        b_g2: Arc::new(srs.b_g2().to_vec()),
-    }
 }
 
 fn hex(b: &[u8]) -> String {
@@ -108,13 +92,8 @@ fn child(path: &Path, spec: SyntheticSpec, k: u32, reps: usize) {
             rss0 = status_bytes("VmRSS:");
         }
         let t = Instant::now();
-        let rec = Recorder::with_hints(
-            RecorderMode::Full,
-            spec.constraints,
-            spec.inputs + 1,
-            spec.num_aux(),
-        );
-        let syn = Recorder::synthesize_into(rec, spec.circuit())
+        let syn = spec
+            .synthesize(RecorderMode::Full)
             .unwrap_or_else(|e| fail(format!("synthesis: {e}")));
         let t_syn = t.elapsed().as_secs_f64();
         need = srs.size_bytes() + syn.heap_bytes() as u64;
@@ -238,7 +217,7 @@ fn main() {
         let _ = std::fs::remove_file(&path);
 
         // bellperson, here.
-        let params = to_bp(&srs);
+        let params = to_bellperson(&srs);
         drop(srs);
         let (r, s) = blinding(k);
         let mut best_bp = f64::MAX;

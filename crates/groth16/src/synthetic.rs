@@ -80,6 +80,17 @@ impl SyntheticSpec {
         (self.constraints as f64 * self.aux_ratio).round() as usize
     }
 
+    /// The circuit synthesized by a recorder sized for it ([`crate::Recorder::with_hints`]:
+    /// no vector grows while it runs).
+    pub fn synthesize(
+        &self,
+        mode: crate::RecorderMode,
+    ) -> Result<crate::Synthesized, SynthesisError> {
+        let inputs = self.inputs + 1;
+        let rec = crate::Recorder::with_hints(mode, self.constraints, inputs, self.num_aux());
+        crate::Recorder::synthesize_into(rec, self.circuit())
+    }
+
     /// The circuit.
     pub fn circuit(&self) -> SyntheticCircuit {
         SyntheticCircuit { spec: *self }

@@ -1,6 +1,8 @@
 //! Cross-checks of our CPU prover and verifier against bellperson 0.26 on seeded synthetic
 //! circuits of several shapes: identical proof bytes for the same r, s (split, one-shot and
 //! bellperson), verification both ways, bit flips rejected, batch verification, shape errors.
+mod params_support;
+
 use bellperson::groth16 as bp;
 use blstrs::{Bls12, Scalar};
 use cuzk_groth16::{
@@ -10,52 +12,12 @@ use cuzk_groth16::{
     setup::generate_params,
     synthetic::{CircuitSpec, SyntheticSpec},
     verifier::{verify_proof, verify_proofs_batch, PreparedVerifyingKey},
-    ProveError, Srs, VerifyingKey,
+    ProveError, Srs,
 };
 use ff::Field;
+use params_support::{from_bellperson, to_bellperson};
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
-use std::sync::Arc;
-
-fn to_srs(p: &bp::Parameters<Bls12>) -> Srs {
-    let vk = VerifyingKey {
-        alpha_g1: p.vk.alpha_g1,
-        beta_g1: p.vk.beta_g1,
-        beta_g2: p.vk.beta_g2,
-        gamma_g2: p.vk.gamma_g2,
-        delta_g1: p.vk.delta_g1,
-        delta_g2: p.vk.delta_g2,
-        ic: p.vk.ic.clone(),
-    };
-    Srs::new(
-        vk,
-        p.h.to_vec(),
-        p.l.to_vec(),
-        p.a.to_vec(),
-        p.b_g1.to_vec(),
-        p.b_g2.to_vec(),
-    )
-}
-
-fn to_bp(srs: &Srs) -> bp::Parameters<Bls12> {
-    let v = srs.vk();
-    bp::Parameters {
-        vk: bp::VerifyingKey {
-            alpha_g1: v.alpha_g1,
-            beta_g1: v.beta_g1,
-            beta_g2: v.beta_g2,
-            gamma_g2: v.gamma_g2,
-            delta_g1: v.delta_g1,
-            delta_g2: v.delta_g2,
-            ic: v.ic.clone(),
-        },
-        h: Arc::new(srs.h().to_vec()),
-        l: Arc::new(srs.l().to_vec()),
-        a: Arc::new(srs.a().to_vec()),
-        b_g1: Arc::new(srs.b_g1().to_vec()),
-        b_g2: Arc::new(srs.b_g2().to_vec()),
-    }
-}
 
 fn bp_bytes(p: &bp::Proof<Bls12>) -> Vec<u8> {
     let mut v = Vec::new();
@@ -95,7 +57,7 @@ fn matches_bellperson_on_all_shapes() {
         let circuit = spec.circuit();
         let params = bp::generate_random_parameters::<Bls12, _, _>(circuit, &mut rng)
             .expect("bellperson setup");
-        let srs = to_srs(&params);
+        let srs = from_bellperson(&params);
         let inputs = CircuitSpec::Synthetic(spec).public_inputs();
         let (r, s) = random_blinding(&mut rng);
 
@@ -137,22 +99,20 @@ fn matches_bellperson_on_all_shapes() {
     }
 }
 
+/// A seeded generator, the synthetic circuit `spec` and our parameters for it.
+fn setup(seed: u64, spec: &str) -> (ChaCha8Rng, SyntheticSpec, Srs) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let spec: SyntheticSpec = spec.parse().expect("spec");
+    let srs = generate_params(spec.circuit(), &mut rng).expect("setup");
+    (rng, spec, srs)
+}
+
 #[test]
 fn flipped_bits_fail() {
-    let mut rng = ChaCha8Rng::seed_from_u64(77);
-    let spec: SyntheticSpec = "synthetic:constraints=200,inputs=3,seed=10"
-        .parse()
-        .expect("spec");
-    let srs = generate_params(spec.circuit(), &mut rng).expect("setup");
+    let (mut rng, spec, srs) = setup(77, "synthetic:constraints=200,inputs=3,seed=10");
     let syn = Recorder::synthesize(spec.circuit(), RecorderMode::Full).expect("synthesis");
-    let proof = CpuProver::new()
-        .prove(
-            &srs,
-            syn,
-            Scalar::random(&mut rng),
-            Scalar::random(&mut rng),
-        )
-        .expect("prove");
+    let (r, s) = random_blinding(&mut rng);
+    let proof = CpuProver::new().prove(&srs, syn, r, s).expect("prove");
     let inputs = CircuitSpec::Synthetic(spec).public_inputs();
     let pvk = PreparedVerifyingKey::from(srs.vk());
     assert!(verify_proof(&pvk, &proof, &inputs).expect("verify"));
@@ -187,7 +147,7 @@ fn our_setup_works_with_both_provers() {
         let spec: SyntheticSpec = spec.parse().expect("spec");
         let circuit = spec.circuit();
         let srs = generate_params(circuit, &mut rng).expect("our setup");
-        let params = to_bp(&srs);
+        let params = to_bellperson(&srs);
         let (r, s) = random_blinding(&mut rng);
         let syn = Recorder::synthesize(circuit, RecorderMode::Full).expect("synthesis");
         let ours = CpuProver::new().prove(&srs, syn, r, s).expect("prove");
@@ -203,11 +163,7 @@ fn our_setup_works_with_both_provers() {
 
 #[test]
 fn batch_verification() {
-    let mut rng = ChaCha8Rng::seed_from_u64(41);
-    let base: SyntheticSpec = "synthetic:constraints=300,inputs=2,seed=20"
-        .parse()
-        .expect("spec");
-    let srs = generate_params(base.circuit(), &mut rng).expect("setup");
+    let (mut rng, base, srs) = setup(41, "synthetic:constraints=300,inputs=2,seed=20");
     let pvk = PreparedVerifyingKey::from(srs.vk());
     let prover = CpuProver::new();
     // Same shape, different witnesses (seeds change values; structure must match the SRS,
@@ -216,14 +172,8 @@ fn batch_verification() {
     let mut inputs = Vec::new();
     for _ in 0..4 {
         let syn = Recorder::synthesize(base.circuit(), RecorderMode::Full).expect("synthesis");
-        let p = prover
-            .prove(
-                &srs,
-                syn,
-                Scalar::random(&mut rng),
-                Scalar::random(&mut rng),
-            )
-            .expect("prove");
+        let (r, s) = random_blinding(&mut rng);
+        let p = prover.prove(&srs, syn, r, s).expect("prove");
         proofs.push(p);
         inputs.push(CircuitSpec::Synthetic(base).public_inputs());
     }
@@ -247,11 +197,7 @@ fn batch_verification() {
 
 #[test]
 fn batch_prove_and_shape_errors() {
-    let mut rng = ChaCha8Rng::seed_from_u64(51);
-    let spec: SyntheticSpec = "synthetic:constraints=120,inputs=3,seed=30"
-        .parse()
-        .expect("spec");
-    let srs = generate_params(spec.circuit(), &mut rng).expect("setup");
+    let (mut rng, spec, srs) = setup(51, "synthetic:constraints=120,inputs=3,seed=30");
     let prover = CpuProver::new();
     let syns: Vec<_> = (0..3)
         .map(|_| Recorder::synthesize(spec.circuit(), RecorderMode::Full).expect("synthesis"))
@@ -305,6 +251,6 @@ fn sha256_gadget_circuit_proves() {
     let pvk = PreparedVerifyingKey::from(srs.vk());
     assert!(verify_proof(&pvk, &proof, &spec.public_inputs()).expect("verify"));
     // A real gadget (namespaces, booleans, packed inputs): same bytes as bellperson.
-    let theirs = bp::create_proof(spec, &to_bp(&srs), r, s).expect("bellperson prove");
+    let theirs = bp::create_proof(spec, &to_bellperson(&srs), r, s).expect("bellperson prove");
     assert_eq!(proof.to_bytes().to_vec(), bp_bytes(&theirs));
 }

@@ -81,16 +81,14 @@ fn porep_proofshare(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
 
 /// `ProveUpdateCuzk`: commitments as CIDs.
 fn snap_sealing(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
-    let mut w = W::default()
+    W::default()
         .s(1, &format!("snap-{}-{}", req.miner_id, req.sector_number))
         .v(2, 2)
         .v(3, req.sector_size().bytes())
         .v(4, req.registered_proof())
-        .v(5, NORMAL);
-    for p in &req.vanilla_proofs {
-        w = w.bv(11, p);
-    }
-    w.v(20, req.sector_number)
+        .v(5, NORMAL)
+        .bvs(11, &req.vanilla_proofs)
+        .v(20, req.sector_number)
         .v(21, req.miner_id)
         .bv(
             30,
@@ -109,18 +107,16 @@ fn snap_sealing(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
 
 /// `computeSnap`: raw commitments, no sector size.
 fn snap_proofshare(req: &cuzk_filecoin::ProofRequest) -> Vec<u8> {
-    let mut w = W::default()
+    W::default()
         .s(
             1,
             &format!("ps-snap-{}-{}-77", req.miner_id, req.sector_number),
         )
         .v(2, 2)
         .v(4, req.registered_proof())
-        .v(5, NORMAL);
-    for p in &req.vanilla_proofs {
-        w = w.bv(11, p);
-    }
-    w.v(20, req.sector_number)
+        .v(5, NORMAL)
+        .bvs(11, &req.vanilla_proofs)
+        .v(20, req.sector_number)
         .v(21, req.miner_id)
         .bv(30, &req.comm_r_old)
         .bv(31, &req.comm_r_new)
@@ -135,11 +131,10 @@ fn post(req: &cuzk_filecoin::ProofRequest, kind: u64, priority: u64, id: &str) -
         .s(1, id)
         .v(2, kind)
         .v(4, req.registered_proof())
-        .v(5, priority);
-    for p in &req.vanilla_proofs {
-        w = w.bv(11, p);
-    }
-    w = w.v(21, req.miner_id).bv(22, &req.randomness);
+        .v(5, priority)
+        .bvs(11, &req.vanilla_proofs)
+        .v(21, req.miner_id)
+        .bv(22, &req.randomness);
     if req.partition_index != 0 {
         w = w.v(23, req.partition_index.into());
     }

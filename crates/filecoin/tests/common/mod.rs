@@ -49,6 +49,26 @@ pub fn peak_rss_growth<T>(f: impl FnOnce() -> T) -> (T, u64) {
     (out, peak.saturating_sub(base) * 1024)
 }
 
+/// Asserts that a 2 KiB PoRep partition `s`, synthesized while the resident set grew by
+/// `grown` bytes at its peak, is the circuit (over 2 M constraints) and grew by at most 1.3×
+/// its vectors' bytes; `note` is printed beside the figures.
+pub fn assert_rss_within_1_3x(s: &cuzk_groth16::Synthesized, grown: u64, note: &str) {
+    let needed = vector_bytes(s);
+    let ratio = grown as f64 / needed as f64;
+    eprintln!(
+        "peak RSS growth {} MiB, a/b/c + assignments {} MiB, ratio {:.3} ({} constraints{note})",
+        grown >> 20,
+        needed >> 20,
+        ratio,
+        s.num_constraints
+    );
+    assert!(s.num_constraints > 2_000_000);
+    assert!(
+        ratio <= 1.3,
+        "peak RSS growth {grown} B is {ratio:.2}× the {needed} B needed"
+    );
+}
+
 /// Bytes of a synthesized partition's a/b/c vectors and assignments (a compact aux
 /// assignment by its heap bytes).
 pub fn vector_bytes(s: &cuzk_groth16::Synthesized) -> u64 {

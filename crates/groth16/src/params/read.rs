@@ -64,24 +64,25 @@ fn open(path: &Path) -> Result<(File, u64), ParamsError> {
 pub fn read_params(path: &Path, opts: &ReadOptions) -> Result<(Srs, LoadStats), ParamsError> {
     let started = Instant::now();
     let (file, len) = open(path)?;
-    let src = Source::File {
-        file: &file,
-        path,
-        len,
-    };
+    let src = Source::file(&file, path, len);
     let (mut srs, offsets) = parse_params(&src, opts)?;
-    srs.set_origin(FileOrigin {
+    srs.set_origin(origin(file, path, offsets));
+    Ok(loaded(srs, len, started))
+}
+
+/// Where parameters read from `path` (held open as `file`) have their sections.
+fn origin(file: File, path: &Path, offsets: [u64; 5]) -> FileOrigin {
+    FileOrigin {
         file,
         path: path.to_path_buf(),
         offsets,
-    });
-    Ok((
-        srs,
-        LoadStats {
-            bytes: len,
-            elapsed: started.elapsed(),
-        },
-    ))
+    }
+}
+
+/// `srs` with the figures of a load that read `bytes` since `started`.
+fn loaded(srs: Srs, bytes: u64, started: Instant) -> (Srs, LoadStats) {
+    let elapsed = started.elapsed();
+    (srs, LoadStats { bytes, elapsed })
 }
 
 /// Reads a `.params` file's verifying key and section counts, and checks that the file holds
@@ -96,11 +97,7 @@ pub fn read_params_header(
 ) -> Result<(Srs, LoadStats), ParamsError> {
     let started = Instant::now();
     let (file, len) = open(path)?;
-    let src = Source::File {
-        file: &file,
-        path,
-        len,
-    };
+    let src = Source::file(&file, path, len);
     let mut cur = Cursor {
         src: &src,
         pos: 0,
@@ -134,22 +131,8 @@ pub fn read_params_header(
         b_g2,
     };
     let bytes = cur.pos;
-    let srs = Srs::in_file(
-        vk,
-        counts,
-        FileOrigin {
-            file,
-            path: path.to_path_buf(),
-            offsets,
-        },
-    );
-    Ok((
-        srs,
-        LoadStats {
-            bytes,
-            elapsed: started.elapsed(),
-        },
-    ))
+    let srs = Srs::in_file(vk, counts, origin(file, path, offsets));
+    Ok(loaded(srs, bytes, started))
 }
 
 /// Reads `.params` content already in memory (tests, small files).
@@ -341,7 +324,12 @@ enum Source<'a> {
     },
 }
 
-impl Source<'_> {
+impl<'a> Source<'a> {
+    /// The file `file` at `path`, `len` bytes long.
+    fn file(file: &'a File, path: &'a Path, len: u64) -> Source<'a> {
+        Source::File { file, path, len }
+    }
+
     fn len(&self) -> u64 {
         match self {
             Source::Bytes(b) => b.len() as u64,

@@ -167,17 +167,24 @@ pub fn to_bellperson(srs: &Srs) -> bellperson::groth16::Parameters<Bls12> {
     }
 }
 
+/// A verifying key's fields copied into type `$ty` (ours and bellperson's have the same).
+macro_rules! copy_vk {
+    ($vk:expr, $($ty:ident)::+) => {
+        $($ty)::+ {
+            alpha_g1: $vk.alpha_g1,
+            beta_g1: $vk.beta_g1,
+            beta_g2: $vk.beta_g2,
+            gamma_g2: $vk.gamma_g2,
+            delta_g1: $vk.delta_g1,
+            delta_g2: $vk.delta_g2,
+            ic: $vk.ic.clone(),
+        }
+    };
+}
+
 /// Our verifying key as bellperson's.
 pub fn vk_to_bellperson(vk: &VerifyingKey) -> bellperson::groth16::VerifyingKey<Bls12> {
-    bellperson::groth16::VerifyingKey {
-        alpha_g1: vk.alpha_g1,
-        beta_g1: vk.beta_g1,
-        beta_g2: vk.beta_g2,
-        gamma_g2: vk.gamma_g2,
-        delta_g1: vk.delta_g1,
-        delta_g2: vk.delta_g2,
-        ic: vk.ic.clone(),
-    }
+    copy_vk!(vk, bellperson::groth16::VerifyingKey)
 }
 
 /// bellperson's parameters as ours.
@@ -194,15 +201,7 @@ pub fn from_bellperson(p: &bellperson::groth16::Parameters<Bls12>) -> Srs {
 
 /// bellperson's verifying key as ours.
 pub fn vk_from_bellperson(vk: &bellperson::groth16::VerifyingKey<Bls12>) -> VerifyingKey {
-    VerifyingKey {
-        alpha_g1: vk.alpha_g1,
-        beta_g1: vk.beta_g1,
-        beta_g2: vk.beta_g2,
-        gamma_g2: vk.gamma_g2,
-        delta_g1: vk.delta_g1,
-        delta_g2: vk.delta_g2,
-        ic: vk.ic.clone(),
-    }
+    copy_vk!(vk, VerifyingKey)
 }
 
 /// Asserts two parameter sets hold the same points.

@@ -50,6 +50,10 @@ impl W {
             self.b(field, bytes)
         }
     }
+    /// A repeated bytes field: each item in order.
+    pub fn bvs(self, field: u64, items: &[Vec<u8>]) -> Self {
+        items.iter().fold(self, |w, b| w.bv(field, b))
+    }
     pub fn s(self, field: u64, s: &str) -> Self {
         self.b(field, s.as_bytes())
     }
