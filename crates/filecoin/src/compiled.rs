@@ -183,17 +183,17 @@ pub fn open_or_compile(
     params: &std::path::Path,
     cache_dir: &std::path::Path,
 ) -> Result<(CompiledCircuit, Source)> {
-    open_or_compile_with(id, params, cache_dir, true)
+    open_or_compile_with(id, params, cache_dir, || true)
 }
 
-/// [`open_or_compile`]; without `memory_fallback`, a circuit of alike parts whose cache file
-/// cannot be written is an error, not a compile into host memory (a caller that reserved
-/// only what a compile into the file holds).
+/// [`open_or_compile`]; when `memory_fallback` says no (asked only then), a circuit of alike
+/// parts whose cache file cannot be written is an error, not a compile into host memory (a
+/// caller that reserved only what a compile into the file holds).
 pub fn open_or_compile_with(
     id: CircuitId,
     params: &std::path::Path,
     cache_dir: &std::path::Path,
-    memory_fallback: bool,
+    memory_fallback: impl FnOnce() -> bool,
 ) -> Result<(CompiledCircuit, Source)> {
     let path = cache_path(id, cache_dir);
     let mut refused = None;
@@ -220,7 +220,7 @@ fn compile_for_cache(
     params: &std::path::Path,
     cache_dir: &std::path::Path,
     refused: Option<String>,
-    memory_fallback: bool,
+    memory_fallback: impl FnOnce() -> bool,
 ) -> Result<(CompiledCircuit, Source)> {
     match cache_key(id, params) {
         Ok(key) => {
@@ -244,27 +244,29 @@ fn compile_and_store(
     key: &str,
     cache_dir: &std::path::Path,
     refused: Option<String>,
-    memory_fallback: bool,
+    memory_fallback: impl FnOnce() -> bool,
 ) -> Result<(CompiledCircuit, Source)> {
-    let into_file = std::fs::create_dir_all(cache_dir)
-        .map_err(|e| format!("{}: {e}", cache_dir.display()))
-        .map(|()| Repeated {
-            name: id.to_string(),
-            file: Some((path, key)),
-        })
-        .map(|r| with_blank_parts(id, r));
-    let not_stored = match into_file {
-        Ok(Ok(Some(Ok(c)))) => {
-            let stored = Ok(());
-            return Ok((c, Source::Compiled { refused, stored }));
+    // Why a circuit of alike parts could not be compiled into the file (then it is compiled
+    // in host memory); the others are compiled in host memory and written after.
+    let not_stored = match std::fs::create_dir_all(cache_dir) {
+        Err(e) => repeated_parts(id).map(|_| format!("{}: {e}", cache_dir.display())),
+        Ok(()) => {
+            let repeated = Repeated {
+                name: id.to_string(),
+                file: Some((path, key)),
+            };
+            match with_blank_parts(id, repeated)? {
+                None => None,
+                Some(Ok(c)) => {
+                    let stored = Ok(());
+                    return Ok((c, Source::Compiled { refused, stored }));
+                }
+                Some(Err(e @ cuzk_groth16::CompileError::File { .. })) => Some(e.to_string()),
+                Some(Err(e)) => return Err(compile_failed(e)),
+            }
         }
-        Ok(Ok(None)) => None,
-        Ok(Ok(Some(Err(e @ cuzk_groth16::CompileError::File { .. })))) => Some(e.to_string()),
-        Ok(Ok(Some(Err(e)))) => return Err(compile_failed(e)),
-        Ok(Err(e)) => return Err(e),
-        Err(why) => Some(why),
     };
-    if let (Some(why), false) = (&not_stored, memory_fallback) {
+    if let Some(why) = not_stored.as_ref().filter(|_| !memory_fallback()) {
         return Err(FilecoinError::io(
             path,
             std::io::Error::other(format!(
@@ -298,7 +300,7 @@ pub fn compile_again(
     refused: String,
 ) -> Result<(CompiledCircuit, Source)> {
     let _ = std::fs::remove_file(cache_path(id, cache_dir));
-    compile_for_cache(id, params, cache_dir, Some(refused), true)
+    compile_for_cache(id, params, cache_dir, Some(refused), || true)
 }
 
 fn cache_path(id: CircuitId, cache_dir: &std::path::Path) -> std::path::PathBuf {

@@ -118,7 +118,7 @@ fn porep_with_an_unwritable_cache_compiles_in_memory_or_is_refused() {
         matches!(source, Source::Compiled { stored: Err(_), .. }),
         "{source:?}"
     );
-    let e = open_or_compile_with(id, &params, &blocked, false)
+    let e = open_or_compile_with(id, &params, &blocked, || false)
         .unwrap_err()
         .to_string();
     assert!(e.contains("not reserved"), "{e}");

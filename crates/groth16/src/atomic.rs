@@ -23,20 +23,11 @@ pub fn write_atomic(
     capacity: usize,
     fill: impl FnOnce(&mut BufWriter<&File>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let tmp = temp_path(path);
-    let result = (|| {
-        let file = File::create(&tmp)?;
-        let mut w = BufWriter::with_capacity(capacity, &file);
+    through_temp(path, |file| {
+        let mut w = BufWriter::with_capacity(capacity, file);
         fill(&mut w)?;
-        w.flush()?;
-        drop(w);
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+        w.flush()
+    })
 }
 
 /// Writes `path`, `len` bytes long, through its temporary file: `fill` writes where it will
@@ -47,10 +38,18 @@ pub fn write_atomic_at(
     len: u64,
     fill: impl FnOnce(&File) -> io::Result<()>,
 ) -> io::Result<()> {
+    through_temp(path, |file| {
+        file.set_len(len)?;
+        fill(file)
+    })
+}
+
+/// `fill` writes the temporary file of `path`, which is then synced and renamed over `path`;
+/// a failure removes it.
+fn through_temp(path: &Path, fill: impl FnOnce(&File) -> io::Result<()>) -> io::Result<()> {
     let tmp = temp_path(path);
     let result = (|| {
         let file = File::create(&tmp)?;
-        file.set_len(len)?;
         fill(&file)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)

@@ -291,8 +291,10 @@ impl Planner for FilecoinPlanner {
             Some(dir) => {
                 let params = self.params_path(circuit_id)?;
                 // Unless the load reserved a compile in host memory (`prepare_load_hint`), one
-                // that cannot write the file must not compile into host memory instead.
-                let memory_fallback = !self.is_cached(id) && self.compile_into_file(id).is_none();
+                // that cannot write the file must not compile into host memory instead (asked
+                // only when it cannot).
+                let memory_fallback =
+                    || !self.is_cached(id) && self.compile_into_file(id).is_none();
                 let (c, source) = cuzk_filecoin::compiled::open_or_compile_with(
                     id,
                     &params,
