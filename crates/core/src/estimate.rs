@@ -56,15 +56,18 @@ impl WorkingSetEstimate {
     /// (`cuzk_groth16::CompiledCircuit::defer`), before any measurement: the partition holds
     /// the assignments alone (the densities are the compiled circuit's), the aux as the
     /// largest compact witness (`cuzk_groth16::CompactAux`) of that shape: two bits a value
-    /// and a full scalar for every one, as if none were 0 or 1 (no shape tells how many are).
-    /// Proving adds the device prover's MSM plans, taken here as one bit per variable for each
-    /// of its three queries plus an index and a full scalar for every variable once (as if no
-    /// value were 0 or 1; the three queries' shares of such values overlap). The first
-    /// measured partition replaces this with its counted figure.
-    pub fn from_deferred_shape(inputs: usize, aux: usize) -> WorkingSetEstimate {
+    /// and a full scalar for every one that may be other than 0 or 1 — all but the `bounded`
+    /// aux variables that the circuit's constraints hold to 0 or 1
+    /// (`cuzk_groth16::CompiledCircuit::bounded_aux`; 0 when unknown). Proving adds the
+    /// device prover's MSM plans, taken here as one bit per variable for each of its three
+    /// queries plus an index and a full scalar for every such variable once (the three
+    /// queries' shares of such values overlap). The first measured partition replaces this
+    /// with its counted figure.
+    pub fn from_deferred_shape(inputs: usize, aux: usize, bounded: usize) -> WorkingSetEstimate {
         let vars = (inputs + aux) as u64;
-        let held = SCALAR * vars + 2 * 8 * (aux as u64).div_ceil(64);
-        let plans = 3 * vars.div_ceil(64) * 8 + (4 + SCALAR) * vars;
+        let full = vars - (bounded.min(aux) as u64);
+        let held = SCALAR * full + 2 * 8 * (aux as u64).div_ceil(64);
+        let plans = 3 * vars.div_ceil(64) * 8 + (4 + SCALAR) * full;
         WorkingSetEstimate {
             synthesis_peak: held,
             proving: held + plans + PROVER_SCRATCH,
@@ -235,15 +238,16 @@ impl Estimator {
     }
 
     /// The best estimate available: calibrated, else from the shape hint (`counted`: exact
-    /// and preallocated, see [`WorkingSetEstimate::from_counted_shape`]; with `deferred`
-    /// a/b/c too, [`WorkingSetEstimate::from_deferred_shape`]), else from the SRS size, else
-    /// `fallback` bytes.
+    /// and preallocated, see [`WorkingSetEstimate::from_counted_shape`]; with a/b/c
+    /// `deferred`, [`WorkingSetEstimate::from_deferred_shape`] with the aux variables the
+    /// circuit holds to 0 or 1: `Some(bounded)`), else from the SRS size, else `fallback`
+    /// bytes.
     pub fn estimate(
         &self,
         circuit_id: &str,
         hint: Option<(usize, usize, usize)>,
         counted: bool,
-        deferred: bool,
+        deferred: Option<usize>,
         srs_bytes: Option<u64>,
         fallback: u64,
     ) -> WorkingSetEstimate {
@@ -251,8 +255,8 @@ impl Estimator {
             return e;
         }
         match (hint, srs_bytes) {
-            (Some((_, i, a)), _) if counted && deferred => {
-                WorkingSetEstimate::from_deferred_shape(i, a)
+            (Some((_, i, a)), _) if counted && deferred.is_some() => {
+                WorkingSetEstimate::from_deferred_shape(i, a, deferred.unwrap_or(0))
             }
             (Some((c, i, a)), _) if counted => WorkingSetEstimate::from_counted_shape(c, i, a),
             (Some((c, i, a)), _) => WorkingSetEstimate::from_shape(c, i, a),
@@ -346,13 +350,10 @@ mod tests {
         let second = e.calibrate("x", &fake(5000, 2, 50), Some(1));
         assert_eq!(first, second);
         assert_eq!(
-            e.estimate("x", Some((1, 1, 1)), false, false, None, 0),
+            e.estimate("x", Some((1, 1, 1)), false, None, None, 0),
             first
         );
-        assert_eq!(
-            e.estimate("x", Some((1, 1, 1)), true, false, None, 0),
-            first
-        );
+        assert_eq!(e.estimate("x", Some((1, 1, 1)), true, None, None, 0), first);
     }
 
     /// Issue 13 item 4: a counted, preallocated shape is reserved without the 2x growth guess,
@@ -369,7 +370,7 @@ mod tests {
             num_constraints: c,
             ..Default::default()
         };
-        let deferred = WorkingSetEstimate::from_deferred_shape(i, a);
+        let deferred = WorkingSetEstimate::from_deferred_shape(i, a, 0);
         assert_eq!(deferred.synthesis_peak, resident_bytes(&s));
         // Every value other than 0 and 1: one index and one scalar per variable for L.
         assert!(deferred.proving >= resident_bytes(&s) + 36 * (i + a) as u64);
@@ -377,13 +378,35 @@ mod tests {
         assert!(deferred.admission_bytes() < counted.admission_bytes() / 2);
         let e = Estimator::default();
         assert_eq!(
-            e.estimate("x", Some((c, i, a)), true, true, None, 0),
+            e.estimate("x", Some((c, i, a)), true, Some(0), None, 0),
             deferred
         );
         // Uncounted hints keep the loose estimate (the shape may be a guess).
         assert_eq!(
-            e.estimate("x", Some((c, i, a)), false, true, None, 0),
+            e.estimate("x", Some((c, i, a)), false, Some(0), None, 0),
             WorkingSetEstimate::from_shape(c, i, a)
+        );
+        // With 80 000 aux values held to 0 or 1 by the constraints: the largest compact
+        // witness has a full scalar for the other 10 000 only, and the bound covers it.
+        let bounded = 80_000;
+        let mut values = vec![x; a];
+        values[..bounded].fill(Scalar::from(1u64));
+        let s = Synthesized {
+            compact: Some(cuzk_groth16::CompactAux::from_full(&values)),
+            ..s
+        };
+        let tight = WorkingSetEstimate::from_deferred_shape(i, a, bounded);
+        assert_eq!(tight.synthesis_peak, resident_bytes(&s));
+        assert!(tight.proving >= resident_bytes(&s) + 36 * (i + a - bounded) as u64);
+        assert!(tight.admission_bytes() < deferred.admission_bytes() / 4);
+        assert_eq!(
+            e.estimate("x", Some((c, i, a)), true, Some(bounded), None, 0),
+            tight
+        );
+        // More than the aux (the submit check's least need) counts them all.
+        assert_eq!(
+            WorkingSetEstimate::from_deferred_shape(i, a, usize::MAX),
+            WorkingSetEstimate::from_deferred_shape(i, a, a)
         );
     }
 

@@ -23,6 +23,11 @@ pub struct Prepared {
     pub data: PreparedData,
     /// Heap bytes it holds.
     pub bytes: u64,
+    /// Aux variables that every satisfying witness of the circuit holds as 0 or 1, when the
+    /// data knows them (a compiled circuit: `cuzk_groth16::CompiledCircuit::bounded_aux`).
+    /// Before any partition is measured, a partition whose a/b/c are deferred reserves a
+    /// full scalar only for the rest ([`crate::WorkingSetEstimate::from_deferred_shape`]).
+    pub bounded_aux: Option<usize>,
 }
 
 /// What the engine hands a synthesis.

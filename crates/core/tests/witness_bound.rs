@@ -5,7 +5,9 @@
 //! synthesizes them (compiled matrices; a/b/c on the host, or deferred to the device with
 //! the compact witness), and each one's bytes are checked against the first one's
 //! calibration: the CPU prover's layout, and the device prover's (which counts its `start`
-//! bytes; here none, the tightest case).
+//! bytes; here none, the tightest case). Before any measurement, a deferred partition's first
+//! reservation comes from the compiled circuit (a full scalar only for the aux values its
+//! constraints do not hold to 0 or 1): that too covers every partition.
 use cuzk_core::kinds::filecoin::FilecoinPlanner;
 use cuzk_core::{resident_bytes, Planner, ProofRequest, SynthesisContext, WorkingSetEstimate};
 use cuzk_filecoin::{ProofKind, SectorSize};
@@ -44,15 +46,15 @@ fn calibration_covers_every_partition(size: SectorSize) {
                     .plan(ProofRequest::filecoin(req.clone()).with_id("bound"))
                     .expect("plan");
                 for p in plan.partitions {
-                    let data = prepared
+                    let (data, bounded) = prepared
                         .entry(p.circuit_id.clone())
                         .or_insert_with(|| {
-                            planner
-                                .prepare(&p.circuit_id)
-                                .expect("compile")
-                                .map(|p| p.data)
+                            let prepared = planner.prepare(&p.circuit_id).expect("compile");
+                            let bounded = prepared.as_ref().and_then(|p| p.bounded_aux);
+                            (prepared.map(|p| p.data), bounded)
                         })
                         .clone();
+                    let (_, inputs, aux) = p.shape_hint.expect("a counted shape");
                     let s = (p.synthesize)(SynthesisContext {
                         prepared: data,
                         reuse: None,
@@ -67,6 +69,17 @@ fn calibration_covers_every_partition(size: SectorSize) {
                             WorkingSetEstimate::from_measured(&s, Some(0)),
                         )
                     });
+                    if defer_abc {
+                        let bounded = bounded.expect("the compiled circuit's bits");
+                        let first = WorkingSetEstimate::from_deferred_shape(inputs, aux, bounded);
+                        assert!(
+                            held <= first.admission_bytes(),
+                            "{kind} seed {seed} partition {}: holds {held} bytes, the compiled \
+                             circuit's bound ({bounded} of {aux} aux values 0 or 1) reserves {}",
+                            p.index,
+                            first.admission_bytes()
+                        );
+                    }
                     for (layout, e) in [("cpu", cpu), ("device", device)] {
                         assert!(
                             held <= e.admission_bytes(),

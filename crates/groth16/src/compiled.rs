@@ -20,6 +20,7 @@ use bellpepper_core::{Circuit, ConstraintSystem, LinearCombination};
 use blstrs::Scalar;
 use ff::{Field, PrimeField};
 
+mod bounded;
 mod evaluate;
 mod file;
 mod repeat;
@@ -171,6 +172,8 @@ pub struct CompiledCircuit {
     num_constraints: usize,
     num_inputs: usize,
     num_aux: usize,
+    /// Aux variables the constraints hold to 0 or 1 in every satisfying witness (`bounded.rs`).
+    bounded_aux: usize,
     /// The matrices' host copy was dropped ([`CompiledCircuit::release_host_matrices`]), or
     /// never read ([`CompiledCircuit::open_file`]).
     released: bool,
@@ -338,10 +341,12 @@ impl CompiledCircuit {
             m.coeffs.shrink_to_fit();
         }
         let num_constraints = cs.a.row_start.len() - 1;
+        let bounded = bounded::bounded_aux([&cs.a, &cs.b, &cs.c], &cs.table.values, cs.aux);
         Ok(CompiledCircuit::assemble(
             [cs.a, cs.b, cs.c],
             cs.table.values,
             (num_constraints, cs.inputs, cs.aux),
+            bounded.count_ones(),
         ))
     }
 
@@ -349,6 +354,7 @@ impl CompiledCircuit {
         [a, b, c]: [Matrix; 3],
         coeffs: Vec<Scalar>,
         (num_constraints, num_inputs, num_aux): (usize, usize, usize),
+        bounded_aux: usize,
     ) -> CompiledCircuit {
         let a_aux_density = density(&a, num_aux, true);
         let b_input_density = density(&b, num_inputs, false);
@@ -364,6 +370,7 @@ impl CompiledCircuit {
             coeffs,
             num_inputs,
             num_aux,
+            bounded_aux,
             released: false,
             origin: None,
             terms,
@@ -377,7 +384,7 @@ impl CompiledCircuit {
     fn in_file(
         origin: file::Origin,
         coeffs: Vec<Scalar>,
-        (num_constraints, num_inputs, num_aux): (usize, usize, usize),
+        (num_constraints, num_inputs, num_aux, bounded_aux): (usize, usize, usize, usize),
         terms: [usize; 3],
         [a_aux_density, b_input_density, b_aux_density]: [Density; 3],
     ) -> CompiledCircuit {
@@ -391,6 +398,7 @@ impl CompiledCircuit {
             coeffs,
             num_inputs,
             num_aux,
+            bounded_aux,
             released: true,
             origin: Some(origin),
             terms,
@@ -418,6 +426,20 @@ impl CompiledCircuit {
     /// Aux variables of the circuit.
     pub fn num_aux(&self) -> usize {
         self.num_aux
+    }
+
+    /// Aux variables that every satisfying witness holds as 0 or 1, as the constraints
+    /// prove them (`bounded.rs`): a partition's compact witness holds a full scalar for at
+    /// most `num_aux() - bounded_aux()` of its aux values.
+    pub fn bounded_aux(&self) -> usize {
+        self.bounded_aux
+    }
+
+    /// Which aux variables [`CompiledCircuit::bounded_aux`] counts, found again from the
+    /// host matrices (`None` once they are released); for tests.
+    pub fn bounded_aux_map(&self) -> Option<Density> {
+        (!self.released)
+            .then(|| bounded::bounded_aux([&self.a, &self.b, &self.c], &self.coeffs, self.num_aux))
     }
 
     /// Drops the host copy of A, B and C (the devices hold theirs: `ProverBackend::

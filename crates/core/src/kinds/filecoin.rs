@@ -315,9 +315,11 @@ impl Planner for FilecoinPlanner {
         } else {
             tracing::info!(circuit = %circuit_id, bytes, ms, "circuit compiled");
         }
+        let bounded_aux = Some(compiled.bounded_aux());
         Ok(Some(Prepared {
             data: Arc::new(compiled),
             bytes,
+            bounded_aux,
         }))
     }
 

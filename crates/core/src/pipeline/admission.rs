@@ -92,8 +92,10 @@ pub(crate) async fn admit(
     let srs_bytes = sh.srs.size_hint(&p.circuit_id);
     // Below HIGH, the urgent reserve is not this partition's to fill.
     let total = sh.budget.limit_for(prio);
-    // a/b/c are deferred to the devices when they all make them and the circuit was compiled.
-    let deferred = sh.device_abc && acquired.handle.prepared.is_some();
+    // a/b/c are deferred to the devices when they all make them and the circuit was compiled;
+    // the compiled circuit says which aux values its constraints hold to 0 or 1.
+    let deferred = (sh.device_abc && acquired.handle.prepared.is_some())
+        .then_some(acquired.handle.bounded_aux.unwrap_or(0));
     let est = sh.estimator.estimate(
         &p.circuit_id,
         shape_hint,
@@ -190,11 +192,15 @@ pub(crate) fn check_fits(
         }
         let known = p.shape_hint.is_some() || sh.estimator.calibrated(&p.circuit_id).is_some();
         if known {
+            // Where the devices make a/b/c, the least a partition may need: deferred, with
+            // every aux value held to 0 or 1 by the constraints. How many are is known once
+            // the circuit is compiled; admission checks against that after the load.
+            let deferred = sh.device_abc.then_some(usize::MAX);
             let e = sh.estimator.estimate(
                 &p.circuit_id,
                 p.shape_hint,
                 p.shape_counted,
-                false,
+                deferred,
                 srs,
                 total / 4,
             );

@@ -160,6 +160,7 @@ impl SrsCache {
             timing_only,
             host_released_bytes,
             pvk: OnceLock::new(),
+            bounded_aux: prepared.as_ref().and_then(|p| p.bounded_aux),
             prepared: prepared.map(|p| p.data),
         });
         {

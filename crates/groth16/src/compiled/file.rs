@@ -17,7 +17,7 @@
 //! handed over: the host never holds 7 GiB of matrices on their way to VRAM.
 //!
 //! Layout (little-endian): `MAGIC`, version `u32`, key length `u32`, key; constraints,
-//! inputs, aux, coefficients (`u64` each); per matrix A, B, C: row starts and terms (`u64`);
+//! inputs, aux, coefficients, aux held to 0 or 1 (`u64` each); per matrix A, B, C: row starts and terms (`u64`);
 //! the coefficients (32 bytes each, canonical); per matrix its row starts, columns and
 //! coefficient indices (`u32` each); the densities of A's aux, B's inputs and B's aux (`u64`
 //! words); the 64-byte digest.
@@ -32,10 +32,14 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever the layout or the meaning of a compiled circuit changes (2: the densities
-/// are stored, so a circuit opens without reading its matrices).
-pub const FORMAT_VERSION: u32 = 2;
+/// are stored, so a circuit opens without reading its matrices; 3: the count of aux
+/// variables the constraints hold to 0 or 1, `bounded.rs`).
+pub const FORMAT_VERSION: u32 = 3;
 
 const MAGIC: &[u8; 8] = b"CUZKCMP\0";
+
+/// Bytes of the header's counts: five, then each matrix's row starts and terms (`u64` each).
+const COUNTS_BYTES: usize = 8 * (5 + 6);
 
 /// Values hashed per piece of an array's digest.
 pub(super) const PIECE: usize = 1 << 22;
@@ -151,14 +155,21 @@ pub(super) fn blake(bytes: &[u8]) -> [u8; 64] {
 }
 
 fn header(c: &CompiledCircuit, key: &str) -> Vec<u8> {
-    let counts = [c.num_constraints, c.num_inputs, c.num_aux, c.coeffs.len()].map(|n| n as u64);
+    let counts = [
+        c.num_constraints,
+        c.num_inputs,
+        c.num_aux,
+        c.coeffs.len(),
+        c.bounded_aux,
+    ]
+    .map(|n| n as u64);
     let [a, b, c] = [&c.a, &c.b, &c.c].map(|m| [m.row_start.len() as u64, m.cols.len() as u64]);
     header_of(key, counts, [a, b, c])
 }
 
-/// The header of a circuit of `counts` (constraints, inputs, aux, coefficients) whose A, B
-/// and C hold `shapes` (row starts, terms).
-pub(super) fn header_of(key: &str, counts: [u64; 4], shapes: [[u64; 2]; 3]) -> Vec<u8> {
+/// The header of a circuit of `counts` (constraints, inputs, aux, coefficients, aux held to
+/// 0 or 1) whose A, B and C hold `shapes` (row starts, terms).
+pub(super) fn header_of(key: &str, counts: [u64; 5], shapes: [[u64; 2]; 3]) -> Vec<u8> {
     let mut h = Vec::new();
     h.extend_from_slice(MAGIC);
     h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -335,27 +346,28 @@ impl CompiledCircuit {
                 String::from_utf8_lossy(&got_key)
             )));
         }
-        let mut counts = [0u8; 80];
+        let mut counts = [0u8; COUNTS_BYTES];
         read_at(&mut counts, 16 + key_len)?;
         let n: Vec<u64> = counts
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
             .collect();
-        let (constraints, inputs, aux, ncoeffs) = (n[0], n[1], n[2], n[3]);
-        let sizes = [n[4], n[5], n[5], n[6], n[7], n[7], n[8], n[9], n[9]];
-        if [n[4], n[6], n[8]].iter().any(|&r| r != constraints + 1)
+        let (constraints, inputs, aux, ncoeffs, bounded) = (n[0], n[1], n[2], n[3], n[4]);
+        let sizes = [n[5], n[6], n[6], n[7], n[8], n[8], n[9], n[10], n[10]];
+        if [n[5], n[7], n[9]].iter().any(|&r| r != constraints + 1)
             || aux >= u64::from(AUX)
+            || bounded > aux
             || inputs == 0
             || ncoeffs < 2
         {
             return Err(corrupt(format!(
-                "its header's shape: {constraints} constraints, {inputs} inputs, {aux} aux, \
-                 {ncoeffs} coefficients, row starts {} {} {}",
-                n[4], n[6], n[8]
+                "its header's shape: {constraints} constraints, {inputs} inputs, {aux} aux \
+                 ({bounded} held to 0 or 1), {ncoeffs} coefficients, row starts {} {} {}",
+                n[5], n[7], n[9]
             )));
         }
         let densities_len = 8 * (2 * words(aux) + words(inputs));
-        let coeffs_at = 16 + key_len + 80;
+        let coeffs_at = 16 + key_len + COUNTS_BYTES as u64;
         let arrays_at = ncoeffs
             .checked_mul(32)
             .and_then(|c| c.checked_add(coeffs_at));
@@ -421,7 +433,12 @@ impl CompiledCircuit {
         Ok(Some(CompiledCircuit::in_file(
             origin,
             coeffs,
-            (constraints as usize, inputs as usize, aux as usize),
+            (
+                constraints as usize,
+                inputs as usize,
+                aux as usize,
+                bounded as usize,
+            ),
             [sizes[1] as usize, sizes[4] as usize, sizes[7] as usize],
             [a_aux, b_input, b_aux],
         )))

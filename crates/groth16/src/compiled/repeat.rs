@@ -13,7 +13,7 @@
 //! (`file.rs`) straight from the template, every piece of every array made, hashed and
 //! written on its own core: the host holds the template, never the matrices.
 use super::file::{self, PIECE};
-use super::{CompiledCircuit, Compiler, Matrix, Shift, AUX};
+use super::{bounded, CompiledCircuit, Compiler, Matrix, Shift, AUX};
 use crate::density::Density;
 use crate::error::CompileError;
 use bellpepper_core::Circuit;
@@ -49,6 +49,10 @@ struct Template {
     own: (usize, usize),
     /// Parts of the whole circuit.
     parts: usize,
+    /// The whole circuit's aux variables held to 0 or 1 (`bounded.rs`): the preamble's
+    /// (read with one part's rows, which the whole circuit has too), and a part's own times
+    /// the parts (a part's rows read only its own variables and the preamble's).
+    bounded: usize,
     /// The whole circuit's coefficient table (a part's coefficients are all in the first
     /// part's).
     table: Vec<Scalar>,
@@ -99,6 +103,16 @@ impl Template {
         }
         let pre_terms = [&zero.a, &zero.b, &zero.c].map(|m| m.cols.len());
         let part_terms = [&one.a, &one.b, &one.c].map(|m| m.cols.len());
+        let bounded = match parts {
+            0 => bounded::bounded_aux([&zero.a, &zero.b, &zero.c], &zero.table.values, zero.aux)
+                .count_ones(),
+            _ => {
+                let bits =
+                    bounded::bounded_aux([&one.a, &one.b, &one.c], &one.table.values, one.aux);
+                let pre = (0..zero.aux).filter(|&i| bits.get(i)).count();
+                pre + parts * (bits.count_ones() - pre)
+            }
+        };
         let table = match parts {
             0 => zero.table.values,
             _ => one.table.values.clone(),
@@ -112,6 +126,7 @@ impl Template {
             base: (zero.inputs, zero.aux),
             own: (one.inputs - zero.inputs, one.aux - zero.aux),
             parts,
+            bounded,
             one,
         })
     }
@@ -276,6 +291,7 @@ impl CompiledCircuit {
             [a, b, c],
             t.table,
             (rows, inputs, aux),
+            t.bounded,
         ))
     }
 
@@ -298,7 +314,7 @@ impl CompiledCircuit {
         };
         let t = Template::new(name, with_parts, parts)?;
         let (rows, inputs, aux, terms) = t.shape(name)?;
-        let counts = [rows, inputs, aux, t.table.len()].map(|n| n as u64);
+        let counts = [rows, inputs, aux, t.table.len(), t.bounded].map(|n| n as u64);
         let header = file::header_of(key, counts, terms.map(|n| [rows as u64 + 1, n as u64]));
         let coeffs: Vec<u8> = t.table.iter().flat_map(|c| c.to_repr()).collect();
         let [da, dbi, db] = t.densities(inputs, aux);
