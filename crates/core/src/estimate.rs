@@ -58,16 +58,18 @@ impl WorkingSetEstimate {
     /// largest compact witness (`cuzk_groth16::CompactAux`) of that shape: two bits a value
     /// and a full scalar for every one that may be other than 0 or 1 — all but the `bounded`
     /// aux variables that the circuit's constraints hold to 0 or 1
-    /// (`cuzk_groth16::CompiledCircuit::bounded_aux`; 0 when unknown). Proving adds the
-    /// device prover's MSM plans, taken here as one bit per variable for each of its three
-    /// queries plus an index and a full scalar for every such variable once (the three
-    /// queries' shares of such values overlap). The first measured partition replaces this
-    /// with its counted figure.
+    /// (`cuzk_groth16::CompiledCircuit::bounded_aux`; 0 when unknown). Proving adds what the
+    /// device prover's `start` holds on the host (`cuzk_cuda::msm_plan::host_bytes`): for
+    /// each of its three queries a bitmap of the ones and an index and a full scalar for
+    /// every other value it has a base for, another bitmap while one is assembled, and the
+    /// inputs' prefixes; here every variable in every bitmap and every such value in all
+    /// three queries. The first measured partition replaces this with its counted figure.
     pub fn from_deferred_shape(inputs: usize, aux: usize, bounded: usize) -> WorkingSetEstimate {
         let vars = (inputs + aux) as u64;
         let full = vars - (bounded.min(aux) as u64);
         let held = SCALAR * full + 2 * 8 * (aux as u64).div_ceil(64);
-        let plans = 3 * vars.div_ceil(64) * 8 + (4 + SCALAR) * full;
+        let entry = 4 + SCALAR;
+        let plans = 4 * vars.div_ceil(64) * 8 + 3 * entry * full + 2 * inputs as u64 * (4 + entry);
         WorkingSetEstimate {
             synthesis_peak: held,
             proving: held + plans + PROVER_SCRATCH,
@@ -397,7 +399,7 @@ mod tests {
         };
         let tight = WorkingSetEstimate::from_deferred_shape(i, a, bounded);
         assert_eq!(tight.synthesis_peak, resident_bytes(&s));
-        assert!(tight.proving >= resident_bytes(&s) + 36 * (i + a - bounded) as u64);
+        assert!(tight.proving >= resident_bytes(&s) + 3 * 36 * (i + a - bounded) as u64);
         assert!(tight.admission_bytes() < deferred.admission_bytes() / 4);
         assert_eq!(
             e.estimate("x", Some((c, i, a)), true, Some(bounded), None, 0),

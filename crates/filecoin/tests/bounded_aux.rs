@@ -62,3 +62,23 @@ fn bounded_aux_values_are_bits_in_every_partition_at_2k() {
 fn bounded_aux_values_are_bits_in_every_partition_at_8m() {
     bounded_values_are_bits(SectorSize::S8MiB);
 }
+
+/// By hand (a porep-32g compile from one challenge: ~10 s and 7.4 GB of host memory):
+/// `cargo test --release -p cuzk-filecoin --test bounded_aux -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn porep_32g_bounded_aux_count() {
+    let id: cuzk_filecoin::CircuitId = "porep-32g".parse().unwrap();
+    let t = std::time::Instant::now();
+    let c = cuzk_filecoin::compiled::compile(id).unwrap();
+    println!(
+        "{id}: {} constraints, {} inputs, aux {}, bounded {} ({:.2} %), compiled in {:.1} s",
+        c.num_constraints(),
+        c.num_inputs(),
+        c.num_aux(),
+        c.bounded_aux(),
+        100.0 * c.bounded_aux() as f64 / c.num_aux() as f64,
+        t.elapsed().as_secs_f64()
+    );
+    assert!(c.bounded_aux() <= c.num_aux());
+}
