@@ -31,12 +31,7 @@ fn calibration_covers_every_partition(size: SectorSize) {
     // Planning and synthesis need no parameter file; the matrices are compiled here.
     let planner = FilecoinPlanner::new(PathBuf::from("/nonexistent"));
     let mut prepared = HashMap::new();
-    for kind in [
-        ProofKind::PoRepSealCommit,
-        ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPostPartition,
-        ProofKind::WinningPost,
-    ] {
+    for kind in ProofKind::ALL {
         for defer_abc in [false, true] {
             let mut first: Option<(WorkingSetEstimate, WorkingSetEstimate)> = None;
             let mut most = 0u64;
