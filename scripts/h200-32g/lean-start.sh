@@ -25,7 +25,9 @@
 #   the cold start inside the 8G cgroup (porep-32g compiled from one challenge straight into the
 #   empty cache): start to loaded, the compile's own time, VmHWM; the first proof; c=2 j=4
 #   inside 8G; then the warm start inside 8G and c=2 j=4 without a cgroup (the reference).
-#   COLD_ONLY=1 stops after c=2 j=4 inside 8G on the cold-started daemon.
+#   COLD_ONLY=1 stops after c=2 j=4 inside 8G on the cold-started daemon. COLD_CG (8G) sizes
+#   the cold start's cgroup (an H100 holds porep-32g's SRS on the host: 56G there); PREPPED=1
+#   keeps the parameters and requests of an earlier run on this machine.
 # Everything is TIMING-ONLY: the proofs do not verify.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -115,9 +117,9 @@ all)
   save; stop_daemon
   ;;
 cold)
-  NO_TESTS=1 prep_32g
+  [ -z "${PREPPED:-}" ] && NO_TESTS=1 prep_32g
   rm -rf /tmp/p32/cuzk-compiled
-  CG=$(cgroup 8G)
+  CG=$(cgroup ${COLD_CG:-8G})
   echo "== cold start inside $CG, the compiled cache empty ($(( $(date +%s) - T0 )) s in)"
   DAEMON_CGROUP=$CG first_proof cold-8g
   echo "== c=2 j=4 inside 8G ($(( $(date +%s) - T0 )) s in)"
