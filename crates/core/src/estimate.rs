@@ -377,7 +377,6 @@ mod tests {
         // Every value other than 0 and 1: one index and one scalar per variable for L.
         assert!(deferred.proving >= resident_bytes(&s) + 36 * (i + a) as u64);
         let counted = WorkingSetEstimate::from_counted_shape(c, i, a);
-        assert!(deferred.admission_bytes() < counted.admission_bytes() / 2);
         let e = Estimator::default();
         assert_eq!(
             e.estimate("x", Some((c, i, a)), true, Some(0), None, 0),
@@ -401,6 +400,9 @@ mod tests {
         assert_eq!(tight.synthesis_peak, resident_bytes(&s));
         assert!(tight.proving >= resident_bytes(&s) + 3 * 36 * (i + a - bounded) as u64);
         assert!(tight.admission_bytes() < deferred.admission_bytes() / 4);
+        // Knowing the bits, deferring holds far less than a/b/c on the host; knowing none,
+        // the three plans' full scalars make it no smaller.
+        assert!(tight.admission_bytes() < counted.admission_bytes() / 2);
         assert_eq!(
             e.estimate("x", Some((c, i, a)), true, Some(bounded), None, 0),
             tight

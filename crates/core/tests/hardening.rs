@@ -452,6 +452,12 @@ async fn timing_only_parameters_are_refused_unless_allowed_and_then_said() {
         Err(EngineError::Srs { .. })
     ));
     e.shutdown(Duration::from_secs(5)).await;
+    // A refused load's reservation is dropped on the reaper thread (`reaper::free`), off the
+    // runtime: give it a moment rather than racing it.
+    let t = std::time::Instant::now();
+    while e.budget().reserved() != 0 && t.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert_eq!(
         e.budget().reserved(),
         0,
