@@ -121,8 +121,8 @@ cold)
   rm -rf /tmp/p32/cuzk-compiled
   CG=$(cgroup ${COLD_CG:-8G})
   echo "== cold start inside $CG, the compiled cache empty ($(( $(date +%s) - T0 )) s in)"
-  DAEMON_CGROUP=$CG first_proof cold-8g
-  echo "== c=2 j=4 inside 8G ($(( $(date +%s) - T0 )) s in)"
+  DAEMON_CGROUP=$CG first_proof cold-${COLD_CG:-8G}
+  echo "== c=2 j=4 inside ${COLD_CG:-8G} ($(( $(date +%s) - T0 )) s in)"
   batch c8 2 4 200; vmhwm; cg_report $CG
   ls -l /tmp/p32/cuzk-compiled
   [ -n "${COLD_ONLY:-}" ] && { save; stop_daemon; exit 0; }

@@ -257,10 +257,10 @@ impl Estimator {
             return e;
         }
         match (hint, srs_bytes) {
-            (Some((_, i, a)), _) if counted && deferred.is_some() => {
-                WorkingSetEstimate::from_deferred_shape(i, a, deferred.unwrap_or(0))
-            }
-            (Some((c, i, a)), _) if counted => WorkingSetEstimate::from_counted_shape(c, i, a),
+            (Some((c, i, a)), _) if counted => match deferred {
+                Some(bounded) => WorkingSetEstimate::from_deferred_shape(i, a, bounded),
+                None => WorkingSetEstimate::from_counted_shape(c, i, a),
+            },
             (Some((c, i, a)), _) => WorkingSetEstimate::from_shape(c, i, a),
             (None, Some(s)) => WorkingSetEstimate::from_srs_size(s),
             (None, None) => WorkingSetEstimate::from_srs_size(fallback),

@@ -18,7 +18,7 @@
 //!   and `y` (SHA-256's Maj reads `b`, `c` and `b·c`).
 //!
 //! Both are sound: a variable is marked only when its constraints force 0 or 1. Both compute
-//! over the integers with coefficients of at most [`MAX_COEFF`] in magnitude (a row with a
+//! over the integers with coefficients below 2^40 in magnitude ([`COEFF_BYTES`]) (a row with a
 //! larger one is not read), so every sum and product is exact: an identity that holds over
 //! the integers holds in the field.
 use super::{Matrix, AUX};
@@ -31,23 +31,23 @@ use std::collections::HashMap;
 pub(super) const MAX_BITS: usize = 4;
 /// The most bits it may read in all, products of two others it reads included.
 const MAX_READ: usize = 8;
-/// The largest coefficient magnitude read (2^40: sums of a few terms times each other stay
-/// far inside `i128`).
-const MAX_COEFF: i128 = 1 << 40;
+/// Coefficients read have magnitudes below 2^(8·COEFF_BYTES) = 2^40: sums of a few terms
+/// times each other stay far inside `i128`.
+const COEFF_BYTES: usize = 5;
 /// The most terms a linear combination of a row read may have.
 const MAX_TERMS: usize = 8;
 /// Passes over the rows at most (each marks what the rows before it allow; a circuit whose
 /// bits are constrained after their use needs a second).
 const MAX_PASSES: usize = 8;
 
-/// The coefficient table as small integers (`None`: beyond [`MAX_COEFF`]).
+/// The coefficient table as small integers (`None`: 2^40 or more in magnitude).
 fn small(table: &[Scalar]) -> Vec<Option<i128>> {
     let fits = |s: &Scalar| {
         let repr = s.to_repr();
         let bytes = repr.as_ref();
-        // Little-endian: a value below 2^40 has only its first five bytes set.
-        bytes[5..].iter().all(|&b| b == 0).then(|| {
-            bytes[..5]
+        // Little-endian: a value below 2^40 has only its first COEFF_BYTES bytes set.
+        bytes[COEFF_BYTES..].iter().all(|&b| b == 0).then(|| {
+            bytes[..COEFF_BYTES]
                 .iter()
                 .rev()
                 .fold(0i128, |a, &b| a << 8 | i128::from(b))
@@ -56,7 +56,6 @@ fn small(table: &[Scalar]) -> Vec<Option<i128>> {
     table
         .iter()
         .map(|s| fits(s).or_else(|| fits(&-*s).map(|v| -v)))
-        .map(|v| v.filter(|v| v.abs() <= MAX_COEFF))
         .collect()
 }
 
