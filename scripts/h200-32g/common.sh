@@ -22,7 +22,7 @@ sampled_batch() {
 # start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
 # preloaded, TIMING-ONLY allowed, the memory budget $BUDGET, `[memory] request_buffer` $REQBUF,
 # `[server] max_message_size` $MAXMSG and `[pipeline]
-# synthesis_concurrency` $SYNTH when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its
+# synthesis_concurrency` $SYNTH and `[gpu] sorted_msm` $SORTED when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its
 # own session (inside the cgroup $DAEMON_CGROUP when set) and waits for every preload until
 # LIMIT seconds after $T0.
 start_daemon() {
@@ -43,6 +43,7 @@ EOT
   fi
   if [ -n "${MAXMSG:-}" ]; then printf '[server]\nmax_message_size = "%s"\n' "$MAXMSG" >> /tmp/cuzk.toml; fi
   if [ -n "${SYNTH:-}" ]; then printf '[pipeline]\nsynthesis_concurrency = %s\n' "$SYNTH" >> /tmp/cuzk.toml; fi
+  if [ -n "${SORTED:-}" ]; then printf '[gpu]\nsorted_msm = %s\n' "$SORTED" >> /tmp/cuzk.toml; fi
   echo "== daemon start ($(( $(date +%s) - T0 )) s in)"
   # With $DAEMON_CGROUP (a cgroup v2 directory) the daemon starts inside it.
   setsid nohup bash -c "${DAEMON_CGROUP:+echo \$\$ > $DAEMON_CGROUP/cgroup.procs; }exec $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK --metrics-listen 127.0.0.1:9464" > /tmp/daemon.log 2>&1 < /dev/null &

@@ -46,6 +46,7 @@ struct cuzk_input_t {
                                // worker's side stream beside the NTTs and the H MSM
     uint32_t queued;           // resident SRS: every MSM queued on the device with no host
                                // wait, the host sums made by cuzk_worker_finish
+    uint32_t sorted_h;         // with queued: the H MSM by sorted_msm (else sppark's kernels)
 };
 
 // An SRS in host memory, streamed chunk by chunk (see cuzk_worker_compute).

@@ -18,6 +18,11 @@
 #include <exception>
 #include <algorithm>
 
+// CUB (the sorted MSM's radix sorts and scans) before sppark's headers, whose macros it
+// must not see.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
 #include <ff/bls12-381-fp2.hpp>
 #include <ec/jacobian_t.hpp>
 #include <ec/xyzz_t.hpp>
@@ -39,6 +44,7 @@ typedef fr_t scalar_t;
 // The stages, each in its own header (one stage, one file), in dependency order.
 #include "errors.cuh"
 #include "queued_msm.cuh"
+#include "sorted_msm.cuh"
 #include "fixed_base.cuh"
 #include "kernels.cuh"
 #include "host.cuh"
@@ -332,6 +338,7 @@ RustError::by_value cuzk_worker_upload(cuzk_worker* w, const cuzk_input_t* in)
         w->deferred = in->deferred != 0;
         w->early_ones = in->early_ones != 0;
         w->queued = in->queued != 0;
+        w->sorted_h = in->sorted_h != 0;
         w->pending = false;
         if (w->deferred) {
             // a/b/c are made in compute; stage the witness: inputs into z, the others
@@ -417,10 +424,13 @@ RustError::by_value cuzk_worker_finish(cuzk_worker* w, cuzk_output_t* out)
 }
 
 // Diagnostics: Σ scalars[i]·bases[i mod m] over n points on device `dev` (G2 bases when
-// `g2`), by sppark's msm_t into *ref and by the queued MSM into *got (cuzk_jac1_t, or
-// cuzk_jac2_t for G2). The caller holds the device's interlock (both use sppark's streams).
+// `g2`), by sppark's msm_t into *ref, by the queued MSM into *got and, in G1, by the sorted
+// MSM into *own (cuzk_jac1_t, or cuzk_jac2_t for G2; own unused there); ms[6]: their median
+// wall and device times over `runs` timed runs (compare_msm). The caller holds the device's
+// interlock (all use sppark's streams).
 RustError::by_value cuzk_msm_compare(int dev, int g2, const void* bases, size_t m,
-                                     const fr_t* scalars, size_t n, void* ref, void* got)
+                                     const fr_t* scalars, size_t n, uint32_t runs, void* ref,
+                                     void* got, void* own, double* ms)
 {
     CUZK_TRY
         CUZK_REQUIRE(m >= 1 && n >= 1 && n < ((size_t)1 << 31), "point count");
@@ -430,9 +440,22 @@ RustError::by_value cuzk_msm_compare(int dev, int g2, const void* bases, size_t 
         static_assert(sizeof(point2_t) == sizeof(cuzk_jac2_t), "G2 Jacobian layout");
 #endif
         if (g2)
-            compare_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, bases, m, scalars, n, ref, got);
+            compare_msm<bucket2_t, point2_t, affine2_t, g2_raw>(gpu, bases, m, scalars, n, runs,
+                                                               ref, got, nullptr, ms);
         else
-            compare_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, bases, m, scalars, n, ref, got);
+            compare_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, bases, m, scalars, n, runs,
+                                                            ref, got, own, ms);
+    CUZK_CATCH
+}
+
+// Diagnostics: the device bytes the sorted MSM allocates for n points (CUB's temporaries
+// as device `dev` sizes them), for the test of the sizing model.
+RustError::by_value cuzk_sorted_msm_bytes(int dev, size_t n, size_t* bytes)
+{
+    CUZK_TRY
+        (void)select_gpu(dev);
+        CUZK_REQUIRE(n < ((size_t)1 << 31), "point count");
+        *bytes = sorted_msm<bucket_t, point_t, affine_t>::device_bytes(n);
     CUZK_CATCH
 }
 

@@ -86,7 +86,10 @@ static void others_msm(const gpu_t& gpu, cuzk_worker& w, query q, const void* h_
     const void* points = is_h ? h_bases : w.gathered.ptr;
     const scalar_t* sc = is_h ? w.abc.as<scalar_t>() : w.plan(q).scalars.as<scalar_t>();
     if (w.results_queued) {
-        if (in_g2(q))
+        if (is_h && w.sorted_h)
+            w.qh.queue(gpu, s, static_cast<const affine_t::mem_t*>(points),
+                       const_cast<scalar_t*>(sc), n, sums);
+        else if (in_g2(q))
             w.qm2.queue(gpu, s, static_cast<const affine2_t::mem_t*>(points), sc, n, sums);
         else
             w.qm1[(int)q].queue(gpu, s, static_cast<const affine_t::mem_t*>(points), sc, n, sums);
@@ -199,7 +202,10 @@ static void queue_phase(const gpu_t& gpu, cuzk_worker& w, const bases_t& bases,
             any_ones |= qd.ones_words != 0;
         }
         size_t b = !w.results_queued ? 0
-                 : in_g2(q) ? msm2_t::host_bytes(gpu, npts) : msm1_t::host_bytes(gpu, npts);
+                 : in_g2(q) ? msm2_t::host_bytes(gpu, npts)
+                 : q == query::h && w.sorted_h
+                     ? sorted_msm<bucket_t, point_t, affine_t>::host_bytes(npts)
+                     : msm1_t::host_bytes(gpu, npts);
         at[(int)q + 1] = at[(int)q] + ((b + 63) & ~(size_t)63);
     }
     if (w.sums_cap < at[NQUERIES]) {
@@ -282,7 +288,9 @@ static void finish_phase(const gpu_t& gpu, cuzk_worker& w, cuzk_output_t* out)
                 p.add(point2_t(ones_sum<bucket2_t>(gpu, w.ones_host, region_of(q), w.ones_region)));
             put(out->b_g2, p);
         } else {
-            point_t p = w.results_queued ? w.qm1[(int)q].sum(pool) : w.got_g1[(int)q];
+            point_t p = !w.results_queued ? w.got_g1[(int)q]
+                      : q == query::h && w.sorted_h ? w.qh.sum(pool)
+                      : w.qm1[(int)q].sum(pool);
             if (ones)
                 p.add(point_t(ones_sum<bucket_t>(gpu, w.ones_host, region_of(q), w.ones_region)));
             put(out_g1(*out, q), p);

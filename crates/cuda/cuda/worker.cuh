@@ -57,9 +57,11 @@ struct cuzk_worker {
     // msm_t, which sums on the host before it returns); and the batch additions' sums in
     // ones_host, region by region (`ones_pending`). Marks along gpu[0] time the phases.
     bool queued = false;
+    bool sorted_h = false;     // with results_queued: H by qh (sorted_msm), not qm1[H]
     bool pending = false;
     bool results_queued = false;
     queued_msm<bucket_t, point_t, affine_t> qm1[4];
+    sorted_msm<bucket_t, point_t, affine_t> qh;
     queued_msm<bucket2_t, point2_t, affine2_t> qm2;
     point_t got_g1[4];
     point2_t got_g2;

@@ -64,7 +64,31 @@ impl CudaProver {
         &self,
         _bases: &[blstrs::G1Affine],
         _scalars: &[Scalar],
-    ) -> Result<[blstrs::G1Projective; 2], ProveError> {
+    ) -> Result<[blstrs::G1Projective; 3], ProveError> {
+        Err(unavailable())
+    }
+
+    /// Always fails: this build has no CUDA backend.
+    pub fn msm_sorted_g1(
+        &self,
+        _bases: &[blstrs::G1Affine],
+        _scalars: &[Scalar],
+    ) -> Result<blstrs::G1Projective, ProveError> {
+        Err(unavailable())
+    }
+
+    /// Always fails: this build has no CUDA backend.
+    pub fn sorted_msm_scratch(&self, _n: usize) -> Result<(u64, u64), ProveError> {
+        Err(unavailable())
+    }
+
+    /// Always fails: this build has no CUDA backend.
+    pub fn msm_time_g1(
+        &self,
+        _bases: &[blstrs::G1Affine],
+        _scalars: &[Scalar],
+        _runs: u32,
+    ) -> Result<crate::MsmTimes, ProveError> {
         Err(unavailable())
     }
 

@@ -99,6 +99,8 @@ pub(crate) struct CInput {
     /// Non-zero: with a resident SRS, every MSM is queued on the device with no host wait in
     /// between, and `cuzk_worker_finish` makes the host sums (ignored when the SRS streams).
     pub queued: u32,
+    /// Non-zero (with `queued`): the H query's MSM by the sorted Pippenger.
+    pub sorted_h: u32,
 }
 
 /// An SRS in host memory for the streamed tier: each section's pointer and length, and a
@@ -252,8 +254,11 @@ extern "C" {
     /// After `cuzk_worker_compute` (outside the interlock): the host sums (a queued proof's
     /// window sums, every proof's batch-addition sums) into `out`'s points.
     pub(crate) fn cuzk_worker_finish(w: *mut WorkerHandle, out: *mut COutput) -> sppark::Error;
-    /// Σ scalars[i]·bases[i mod m] by sppark's Pippenger into `*r` and the queued one into
-    /// `*g` (Jac1, or Jac2 when `g2`); the caller holds the device's interlock.
+    /// Σ scalars[i]·bases[i mod m] by sppark's Pippenger into `*r`, the queued one into `*g`
+    /// (Jac1, or Jac2 when `g2`) and, in G1, the sorted one into `*o`; `ms[6]`: their median
+    /// wall, then device, milliseconds over `runs` timed runs after a warm-up (one untimed
+    /// run when 0). The caller holds the device's interlock.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn cuzk_msm_compare(
         dev: c_int,
         g2: c_int,
@@ -261,9 +266,14 @@ extern "C" {
         m: usize,
         scalars: *const Scalar,
         n: usize,
+        runs: u32,
         r: *mut u8,
         g: *mut u8,
+        o: *mut u8,
+        ms: *mut f64,
     ) -> sppark::Error;
+    /// The device bytes the sorted MSM allocates for `n` points.
+    pub(crate) fn cuzk_sorted_msm_bytes(dev: c_int, n: usize, bytes: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_host_register(
         dev: c_int,
         p: *const u8,

@@ -158,6 +158,8 @@ struct SrsSource {
     early_ones: bool,
     /// [`CudaOptions::queued_msm`].
     queued: bool,
+    /// [`CudaOptions::sorted_msm`].
+    sorted_h: bool,
 }
 
 /// Phase 5: the interlocked kernels' results, how long the interlock took to get and how long
@@ -292,6 +294,7 @@ impl CudaProver {
             keep_srs,
             early_ones: options.early_batch_additions,
             queued: options.queued_msm,
+            sorted_h: options.sorted_msm,
         })
     }
 

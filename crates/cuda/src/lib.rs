@@ -108,6 +108,20 @@ pub struct DeviceInfo {
     pub vram_reserved: u64,
 }
 
+/// One G1 MSM by each of the device's three Pippengers, in this order: sppark's `msm_t`, the
+/// queued one (sppark's kernels, summed later; [`CudaOptions::queued_msm`]) and the sorted
+/// one (ours, `cuda/sorted_msm.cuh`); see [`CudaProver::msm_time_g1`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MsmTimes {
+    /// Each one's result.
+    pub points: [blstrs::G1Projective; 3],
+    /// Median wall milliseconds: launch to the point summed on the host.
+    pub wall_ms: [f64; 3],
+    /// Median device milliseconds between events around it (`msm_t`'s include its host sum,
+    /// which it waits for).
+    pub device_ms: [f64; 3],
+}
+
 /// Wall-clock milliseconds of each phase of one [`CudaProver`] `start`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PhaseTimings {

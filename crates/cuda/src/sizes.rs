@@ -64,6 +64,41 @@ fn msm_scratch(npoints: usize, bucket_bytes: u64) -> u64 {
     blob + temps + (16 << 20)
 }
 
+/// Device bytes of the sorted Pippenger (`cuda/sorted_msm.cuh`, the H query's with the SRS
+/// resident) for `npoints` points: the shape `smsm_shape::of` chooses, the layout `queue`
+/// allocates, and CUB's sort temporaries bounded by `npoints / 2 + 32 MiB` (the GPU test
+/// `sorted_msm_scratch_is_bounded` checks the whole against the device's own figure).
+pub(crate) fn sorted_scratch(npoints: usize) -> u64 {
+    if npoints == 0 {
+        return 0;
+    }
+    let n = npoints as u64;
+    let windows = |c: u64| 255u64.div_ceil(c);
+    let cost = |c: u64| windows(c) as f64 * (n as f64 + 2.8 * (1u64 << (c - 1)) as f64);
+    // (the first of equal costs, as the C++ loop keeps it)
+    let c = (4..=24u64).fold(4, |best, c| if cost(c) < cost(best) { c } else { best });
+    let (w, nb) = (windows(c), 1u64 << (c - 1));
+    let root = (1..).find(|r: &u64| r * r >= n).unwrap_or(1);
+    let cap = root.max(256);
+    let nsegs = nb + n / cap + 1;
+    let r256 = |b: u64| b.div_ceil(256) * 256;
+    let mut total = 2 * r256(8 * n) + r256((4 * nb + 2) * 4) + r256(20 * nsegs) + r256(192 * nsegs);
+    // the fold levels: the first groups 2..32 buckets (smsm_shape::first_group), the others
+    // 8 pairs, until ≤ 64 pairs
+    let mut first = 2;
+    while first * 2 <= (nb + 1) >> 14 && first < 32 {
+        first *= 2;
+    }
+    let mut len = nb + 1;
+    let mut level = 0;
+    while level == 0 || len > 64 {
+        len = len.div_ceil(if level == 0 { first } else { 8 });
+        total += r256(2 * w * len * 192);
+        level += 1;
+    }
+    total + r256(n / 2 + (32 << 20))
+}
+
 /// What one query (L, A, B) asks of a worker context: bitmap words of its "scalar is 1"
 /// set (0 when the set is empty) and the count of its Pippenger scalars.
 #[derive(Clone, Copy)]
@@ -99,7 +134,10 @@ fn sizes_for(n: usize, q: [QueryNeed; 3], stream_chunk: Option<usize>) -> Sizes 
         Some(c) => c.min(n - 1),
         None => n - 1,
     };
+    // (H by the sorted Pippenger when resident, unless `sorted_msm` is off: the larger)
+    let sorted_h = if stream_chunk.is_none() { sorted_scratch(h_points) } else { 0 };
     s.0[Sizes::SCRATCH] = msm_scratch(h_points, 192)
+        .max(sorted_h)
         .max(msm_scratch(l.others, 192))
         .max(msm_scratch(a.others, 192))
         .max(msm_scratch(b.others, 384));

@@ -2,8 +2,8 @@
 //! and the proofs verify, with the SRS resident in VRAM (the batch additions early or late,
 //! the MSMs queued or sppark's own) or streamed from host memory; two workers sharing one
 //! device (also under a VRAM budget that fits only one of them); `start_reusing`; errors
-//! instead of panics. The queued MSM alone against sppark's and the host's, up to sizes no
-//! proof here reaches.
+//! instead of panics. The queued and sorted MSMs alone against sppark's and the host's, up to
+//! sizes no proof here reaches.
 //! Needs a CUDA device (skips with a message where there is none).
 //!
 //! The tests share device 0's state (options, budget, idle contexts), so they run one at a
@@ -66,25 +66,35 @@ fn gpu_proof_bytes_equal_cpu_and_verify() {
             let t = std::time::Instant::now();
             let srs = generate_params(sp.circuit(), &mut rng).expect("setup");
             eprintln!("2^{log_n} {sp:?}: setup {:.1} s", t.elapsed().as_secs_f64());
-            // (early batch additions, queued MSMs): the defaults, then the references
-            // (late, sppark's Pippenger) at the small sizes only.
-            let modes: &[(bool, bool)] = if log_n >= 18 {
-                &[(true, true)]
+            // (early batch additions, queued MSMs, H by the sorted MSM): the defaults, then
+            // the references (late, sppark's kernels for H, sppark's Pippenger) at the small
+            // sizes only, and H by sppark's kernels at 2^18 too.
+            let modes: &[(bool, bool, bool)] = if log_n >= 20 {
+                &[(true, true, true)]
+            } else if log_n >= 18 {
+                &[(true, true, true), (true, true, false)]
             } else {
-                &[(true, true), (false, true), (true, false), (false, false)]
+                &[
+                    (true, true, true),
+                    (true, true, false),
+                    (false, true, true),
+                    (true, false, true),
+                    (false, false, true),
+                ]
             };
-            for &(early, queued) in modes {
+            for &(early, queued, sorted) in modes {
                 let gpu = gpu_with(CudaOptions {
                     early_batch_additions: early,
                     queued_msm: queued,
+                    sorted_msm: sorted,
                     ..CudaOptions::default()
                 });
                 let t = std::time::Instant::now();
                 let streamed = check_equal_and_verify(&srs, &sp, &gpu, 7 + j as u64);
                 assert!(!streamed, "the default budget should hold a 2^{log_n} SRS");
                 eprintln!(
-                    "2^{log_n}, early batch additions {early}, queued MSMs {queued}: \
-                     cpu+gpu+verify {:.1} s",
+                    "2^{log_n}, early batch additions {early}, queued MSMs {queued}, \
+                     sorted H MSM {sorted}: cpu+gpu+verify {:.1} s",
                     t.elapsed().as_secs_f64()
                 );
                 gpu.evict(srs.id());
@@ -115,14 +125,16 @@ fn tiled_sum<G: group::Group<Scalar = Scalar>>(bases: &[G], scalars: &[Scalar]) 
     bases.iter().zip(&per_base).map(|(b, s)| *b * s).sum()
 }
 
-/// The queued MSM equals sppark's Pippenger and the host's sum in G1 and G2, at sizes that
-/// take each of its paths: one batch and several, every window width from 10 to 16 bits
-/// (the top window narrower than a thread group's span, or wider, at 16), up to 12 M points,
-/// beyond any proof in these tests. `CUZK_TEST_MSM_SIZES` (comma-separated point counts)
-/// replaces the sizes, e.g. with a 32 GiB PoRep partition's H query, 2^27 − 1 points
-/// (18-bit windows, 8 batches).
+/// The queued MSM equals sppark's Pippenger and the host's sum in G1 and G2, and the sorted
+/// one (ours, G1) equals both, at sizes that take each of their paths: the queued one's one
+/// batch and several, every window width from 10 to 16 bits (the top window narrower than a
+/// thread group's span, or wider, at 16); every window width the sorted one chooses up to
+/// 12 M points (4 to 20 bits: 1, 100, 300, … points), beyond any proof in these tests.
+/// `CUZK_TEST_MSM_SIZES` (comma-separated point counts) replaces the sizes, e.g. with a
+/// 32 GiB PoRep partition's H query, 2^27 − 1 points (sppark: 18-bit windows, 8 batches;
+/// sorted: 22-bit windows).
 #[test]
-fn queued_msm_equals_sppark_and_the_host() {
+fn queued_and_sorted_msms_equal_sppark_and_the_host() {
     let _s = serial();
     let Some(gpu) = gpu() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(21);
@@ -138,22 +150,34 @@ fn queued_msm_equals_sppark_and_the_host() {
             vec![
                 1,
                 7,
+                100,
                 192,
                 193,
+                300,
+                600,
                 1000,
+                2000,
+                5000,
+                10_000,
+                20_000,
+                40_000,
                 65_539,
+                100_000,
+                300_000,
                 (1 << 20) + 5,
                 2_000_000,
+                10_000_000,
                 12_000_000,
             ]
         });
     for n in sizes {
         let scalars = msm_scalars(n, &mut rng);
         let t = std::time::Instant::now();
-        let [sppark, queued] = gpu.msm_compare_g1(&g1a, &scalars).expect("G1 comparison");
+        let [sppark, queued, sorted] = gpu.msm_compare_g1(&g1a, &scalars).expect("G1 comparison");
         let host = tiled_sum(&g1, &scalars);
         assert_eq!(sppark, host, "sppark's G1 MSM of {n} points");
         assert_eq!(queued, host, "the queued G1 MSM of {n} points");
+        assert_eq!(sorted, host, "the sorted G1 MSM of {n} points");
         let [sppark, queued] = gpu.msm_compare_g2(&g2a, &scalars).expect("G2 comparison");
         let host = tiled_sum(&g2, &scalars);
         assert_eq!(sppark, host, "sppark's G2 MSM of {n} points");
@@ -164,6 +188,93 @@ fn queued_msm_equals_sppark_and_the_host() {
         gpu.msm_compare_g1(&g1a, &[]).is_err(),
         "no scalars is an error"
     );
+}
+
+/// The VRAM sizing model reserves at least what the sorted MSM allocates (its layout and
+/// CUB's temporaries, as the device sizes them), and not much more, at every window width up
+/// to a 32 GiB PoRep partition's H query.
+#[test]
+fn sorted_msm_scratch_is_bounded() {
+    let _s = serial();
+    let Some(gpu) = gpu() else { return };
+    for n in [
+        1usize,
+        100,
+        5000,
+        65_539,
+        1 << 20,
+        12_000_000,
+        (1 << 26) - 1,
+        (1 << 27) - 1,
+    ] {
+        let (device, model) = gpu.sorted_msm_scratch(n).expect("scratch");
+        eprintln!("{n} points: the device allocates {device} bytes, the model reserves {model}");
+        assert!(
+            model >= device,
+            "{n} points: model {model} < device {device}"
+        );
+        assert!(
+            model <= device + device / 10 + (64 << 20),
+            "{n} points: model {model} far above device {device}"
+        );
+    }
+}
+
+/// The sorted MSM on scalars that stress its digits and its segments, each the same for every
+/// point (one bucket a window holds all of them: segments of a bucket merged) or alternating
+/// with its negation: 0, 1, −1 (the modulus − 1), the two scalars either side of r/2 (where
+/// the digits' negation starts), 2^253, and 2^k − 1 for a window's width (a top digit of
+/// −1 carried into the next window), at a window width with few points and at one with cap
+/// > 256.
+#[test]
+fn sorted_msm_edge_scalars_equal_the_host() {
+    let _s = serial();
+    let Some(gpu) = gpu() else { return };
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let g1: Vec<G1Projective> = (0..61).map(|_| G1Projective::random(&mut rng)).collect();
+    let g1a: Vec<G1Affine> = g1.iter().map(|p| p.to_affine()).collect();
+    let half = Scalar::from(2).invert().unwrap(); // (r + 1) / 2
+    let pow = |k: u32| (0..k).fold(Scalar::ONE, |a, _| a.double());
+    let values = [
+        ("0", Scalar::ZERO),
+        ("1", Scalar::ONE),
+        ("-1", -Scalar::ONE),
+        ("(r+1)/2", half),
+        ("(r-1)/2", half - Scalar::ONE),
+        ("2^253", pow(253)),
+        ("2^13 - 1", pow(13) - Scalar::ONE),
+        ("2^22 - 1", pow(22) - Scalar::ONE),
+    ];
+    for n in [1000usize, 2_000_000] {
+        for (name, v) in values {
+            for alternate in [false, true] {
+                let scalars: Vec<Scalar> = (0..n)
+                    .map(|i| if alternate && i % 2 == 1 { -v } else { v })
+                    .collect();
+                let host = tiled_sum(&g1, &scalars);
+                if n <= 1000 {
+                    // (sppark's Pippenger walks a bucket on one thread: 2 M equal scalars
+                    // take it tens of seconds)
+                    let [sppark, _, sorted] =
+                        gpu.msm_compare_g1(&g1a, &scalars).expect("G1 comparison");
+                    assert_eq!(
+                        sppark, host,
+                        "sppark, {n} × {name} (alternating {alternate})"
+                    );
+                    assert_eq!(
+                        sorted, host,
+                        "sorted, {n} × {name} (alternating {alternate})"
+                    );
+                } else {
+                    let sorted = gpu.msm_sorted_g1(&g1a, &scalars).expect("G1 sorted MSM");
+                    assert_eq!(
+                        sorted, host,
+                        "sorted, {n} × {name} (alternating {alternate})"
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -169,6 +169,7 @@ pub(super) fn upload(
         wit,
         early_ones: src.early_ones as u32,
         queued: src.queued as u32,
+        sorted_h: src.sorted_h as u32,
     };
     // SAFETY: `input` points into `circuit` and `plan`, alive and unmoved across the call;
     // lengths were checked (abc_len ≤ 2^lg, bitmaps cover nbases bits, idx < nbases and

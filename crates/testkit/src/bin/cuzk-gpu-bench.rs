@@ -8,7 +8,7 @@
 //! cuzk-gpu-bench bench --log-n 20,22,24,26 [--runs 3] [--pipeline 6] [--devices 0,1] [--workers 2,3]
 //!                      [--supraseal-times 24:3.1,26:9.8]   # medians from supraseal-bench
 //!                      [--tiers resident,streamed] [--stream] [--vram-budget GIB] [--chunk BASES]
-//!                      [--no-page-lock] [--late-batch-additions] [--sppark-msm]
+//!                      [--no-page-lock] [--late-batch-additions] [--sppark-msm] [--sppark-h-msm]
 //! ```
 //!
 //! SRS tiers: `resident` keeps the bases in VRAM; `streamed` (or `--stream`, short for
@@ -19,11 +19,19 @@
 //! `--late-batch-additions` runs each query's batch addition right before its Pippenger
 //! (`CudaOptions::early_batch_additions` off: the reference), `--sppark-msm` runs sppark's
 //! own Pippenger, which sums each MSM's windows on the host inside the GPU phase
-//! (`CudaOptions::queued_msm` off: the reference).
+//! (`CudaOptions::queued_msm` off: the reference), `--sppark-h-msm` the H query's MSM by
+//! sppark's kernels, queued, instead of the sorted Pippenger (`CudaOptions::sorted_msm` off).
 //!
 //! ```text
 //! cuzk-gpu-bench gen-params --log-n 24 --out FILE   # TIMING-ONLY parameters
+//! cuzk-gpu-bench msm --log-n 20,24,26,27 [--runs 3] [--bases-log 20] [--scalars random,mixed]
 //! ```
+//!
+//! `msm` times one dense G1 MSM over 2^k − 1 points (the H query's count) by sppark's
+//! `msm_t`, by the queued MSM (sppark's kernels) and by the sorted one (ours), in the same
+//! run on the same inputs, and checks that the three results are equal. The points are
+//! 2^`bases-log` distinct ones (P0 + i·Q, made on the host) tiled; `random` scalars are the
+//! H polynomial's shape, `mixed` adds runs of 0, 1 and −1.
 use cuzk_cuda::{CudaOptions, CudaProver, PhaseTimings};
 use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::{ProverBackend, Scalar, Srs, Synthesized};
@@ -94,8 +102,91 @@ fn run(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         Some("bench") => bench(args),
-        _ => Err("usage: cuzk-gpu-bench devices | bench --log-n 20,22 [--runs 3] [--pipeline 6] [--devices 0] [--workers 2,3] [--supraseal-times 24:3.1,26:9.8] | gen-params --log-n N --out FILE".into()),
+        Some("msm") => msm(args),
+        _ => Err("usage: cuzk-gpu-bench devices | bench --log-n 20,22 [--runs 3] [--pipeline 6] [--devices 0] [--workers 2,3] [--supraseal-times 24:3.1,26:9.8] | gen-params --log-n N --out FILE | msm --log-n 20,24,27 [--runs 3] [--bases-log 20] [--scalars random,mixed]".into()),
     }
+}
+
+/// `cuzk-gpu-bench msm`: see the module's documentation.
+fn msm(args: &[String]) -> Result<(), String> {
+    use blstrs::{G1Affine, G1Projective};
+    use ff::Field;
+    use group::{Curve, Group};
+    use rayon::prelude::*;
+    let logs = list(opt(args, "--log-n").unwrap_or("20,24,26,27"))?;
+    let runs: u32 = opt(args, "--runs")
+        .unwrap_or("3")
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let lg_bases: u32 = opt(args, "--bases-log")
+        .unwrap_or("20")
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let kinds: Vec<&str> = opt(args, "--scalars")
+        .unwrap_or("random")
+        .split(',')
+        .collect();
+    let gpu = CudaProver::new(0).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let m = 1usize << lg_bases;
+    let mut rng = ChaCha8Rng::seed_from_u64(30);
+    let (p0, q) = (
+        G1Projective::random(&mut rng),
+        G1Projective::random(&mut rng),
+    );
+    let chunk = 1 << 12;
+    let proj: Vec<G1Projective> = (0..m / chunk)
+        .into_par_iter()
+        .flat_map_iter(|j| {
+            let mut p = p0 + q * Scalar::from((j * chunk) as u64);
+            (0..chunk).map(move |_| {
+                let here = p;
+                p += q;
+                here
+            })
+        })
+        .collect();
+    let mut bases = vec![G1Affine::default(); m];
+    G1Projective::batch_normalize(&proj, &mut bases);
+    eprintln!("{m} bases made in {:.1} s", t.elapsed().as_secs_f64());
+    println!("dense G1 MSM, n = 2^k − 1 points ({m} distinct bases tiled), median of {runs} runs after a warm-up");
+    println!("| k | scalars | sppark msm_t (wall) | queued (device / wall) | sorted (device / wall) | sppark msm_t ÷ sorted device | queued device ÷ sorted device | equal |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for &k in &logs {
+        let n = (1usize << k) - 1;
+        for &kind in &kinds {
+            let scalars: Vec<Scalar> = (0..n.div_ceil(chunk))
+                .into_par_iter()
+                .flat_map_iter(|j| {
+                    let mut r = ChaCha8Rng::seed_from_u64(1 << 40 | j as u64);
+                    let len = chunk.min(n - j * chunk);
+                    (0..len)
+                        .map(|i| match (kind, (j * chunk + i) % 97) {
+                            ("mixed", 0) => Scalar::ZERO,
+                            ("mixed", 1 | 2) => Scalar::ONE,
+                            ("mixed", 3) => -Scalar::ONE,
+                            _ => Scalar::random(&mut r),
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let r = gpu
+                .msm_time_g1(&bases, &scalars, runs)
+                .map_err(|e| e.to_string())?;
+            let [a, b, c] = r.points;
+            let equal = a == b && b == c;
+            println!(
+                "| {k} | {kind} | {:.1} ms | {:.1} / {:.1} ms | {:.1} / {:.1} ms | **{:.2}×** | {:.2}× | {} |",
+                r.wall_ms[0], r.device_ms[1], r.wall_ms[1], r.device_ms[2], r.wall_ms[2],
+                r.wall_ms[0] / r.device_ms[2], r.device_ms[1] / r.device_ms[2],
+                if equal { "yes" } else { "NO" }
+            );
+            if !equal {
+                return Err(format!("2^{k} {kind}: the three MSMs differ"));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn rs(i: u64) -> (Scalar, Scalar) {
@@ -276,6 +367,7 @@ fn bench(args: &[String]) -> Result<(), String> {
                                 .iter()
                                 .any(|a| a == "--late-batch-additions"),
                             queued_msm: !args.iter().any(|a| a == "--sppark-msm"),
+                            sorted_msm: !args.iter().any(|a| a == "--sppark-h-msm"),
                         },
                     )
                 })
