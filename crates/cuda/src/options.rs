@@ -48,8 +48,8 @@ pub struct CudaOptions {
     pub queued_msm: bool,
     /// With [`CudaOptions::queued_msm`] in force: the H query's dense MSM by the sorted
     /// Pippenger (ours, `cuda/sorted_msm.cuh`: wider windows, buckets sorted and balanced
-    /// across threads; 1.3× sppark's at 2^27 on an H100) instead of sppark's kernels (the
-    /// reference, `false`). The proof is the same either way.
+    /// across threads; 1.38× sppark's at 2^27 points on the H200) instead of sppark's kernels
+    /// (the reference, `false`). The proof is the same either way.
     pub sorted_msm: bool,
 }
 
