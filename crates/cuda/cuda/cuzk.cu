@@ -17,6 +17,7 @@
 #include <thread>
 #include <exception>
 #include <algorithm>
+#include <cmath>
 
 // CUB (the sorted MSM's radix sorts and scans) before sppark's headers, whose macros it
 // must not see.

@@ -50,6 +50,12 @@ struct phase_clock {
     }
 };
 
+// Whether query q's MSM is the sorted one (H, queued, `[gpu] sorted_msm`).
+static bool by_sorted(const cuzk_worker& w, query q)
+{
+    return q == query::h && w.results_queued && w.sorted_h;
+}
+
 // Queues the batch addition of query q's "scalar is 1" bases among `bases` (n of them, the
 // query's bases from `first` on) into q's region of the partial sums on stream `s`; with
 // `accumulate`, onto what an earlier launch for q left there.
@@ -86,7 +92,7 @@ static void others_msm(const gpu_t& gpu, cuzk_worker& w, query q, const void* h_
     const void* points = is_h ? h_bases : w.gathered.ptr;
     const scalar_t* sc = is_h ? w.abc.as<scalar_t>() : w.plan(q).scalars.as<scalar_t>();
     if (w.results_queued) {
-        if (is_h && w.sorted_h)
+        if (by_sorted(w, q))
             w.qh.queue(gpu, s, static_cast<const affine_t::mem_t*>(points),
                        const_cast<scalar_t*>(sc), n, sums);
         else if (in_g2(q))
@@ -203,8 +209,7 @@ static void queue_phase(const gpu_t& gpu, cuzk_worker& w, const bases_t& bases,
         }
         size_t b = !w.results_queued ? 0
                  : in_g2(q) ? msm2_t::host_bytes(gpu, npts)
-                 : q == query::h && w.sorted_h
-                     ? sorted_msm<bucket_t, point_t, affine_t>::host_bytes(npts)
+                 : by_sorted(w, q) ? sorted_msm<bucket_t, point_t, affine_t>::host_bytes(npts)
                      : msm1_t::host_bytes(gpu, npts);
         at[(int)q + 1] = at[(int)q] + ((b + 63) & ~(size_t)63);
     }
@@ -289,7 +294,7 @@ static void finish_phase(const gpu_t& gpu, cuzk_worker& w, cuzk_output_t* out)
             put(out->b_g2, p);
         } else {
             point_t p = !w.results_queued ? w.got_g1[(int)q]
-                      : q == query::h && w.sorted_h ? w.qh.sum(pool)
+                      : by_sorted(w, q) ? w.qh.sum(pool)
                       : w.qm1[(int)q].sum(pool);
             if (ones)
                 p.add(point_t(ones_sum<bucket_t>(gpu, w.ones_host, region_of(q), w.ones_region)));

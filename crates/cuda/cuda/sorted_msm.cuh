@@ -62,9 +62,11 @@ struct smsm_shape {
         }
         s.nwins = windows(s.c);
         s.nb = 1u << (s.c - 1);
-        uint32_t root = 1;
-        while ((size_t)root * root < n) root++;
-        s.cap = std::max(256u, root);
+        // ⌈√n⌉ (the double's root corrected to the integer one)
+        uint64_t root = (uint64_t)std::sqrt((double)n);
+        while (root * root > n) root--;
+        if (root * root < n) root++;
+        s.cap = std::max<uint32_t>(256u, (uint32_t)root);
         s.nsegs = s.nb + (uint32_t)(n / s.cap) + 1;
         s.len[0] = s.nb + 1;
         uint32_t lg = 0;
@@ -308,9 +310,7 @@ struct sorted_msm {
 
     static size_t host_bytes(size_t n)
     {
-        if (n == 0) return 0;
-        smsm_shape s = smsm_shape::of(n);
-        return (size_t)s.nwins * 2 * s.len[s.levels] * sizeof(bucket_t);
+        return n == 0 ? 0 : pairs_bytes(smsm_shape::of(n));
     }
 
     // The device scratch `queue` allocates for n points (with CUB's temporaries).
@@ -413,7 +413,7 @@ struct sorted_msm {
             lg += msm_shape::lg2(s.m[l]);
         }
         CUDA_OK(cudaMemcpyAsync(const_cast<bucket_t*>(host), at(L.level[s.levels - 1]),
-                                host_bytes(n), cudaMemcpyDeviceToHost, st));
+                                pairs_bytes(s), cudaMemcpyDeviceToHost, st));
         smsm_restore<<<sms * 4, 1024, 0, st>>>(scalars, nn);
         CUDA_OK(cudaGetLastError());
         prof.mark(6);
@@ -459,6 +459,12 @@ struct sorted_msm {
     }
 
 private:
+    // The last fold level's pairs, copied to the host.
+    static size_t pairs_bytes(const smsm_shape& s)
+    {
+        return (size_t)s.nwins * 2 * s.len[s.levels] * sizeof(bucket_t);
+    }
+
     // Device time per stage, summed over the windows (CUZK_SMSM_PROFILE set), else nothing.
     struct profile {
         static constexpr int STAGES = 7;

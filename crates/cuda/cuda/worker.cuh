@@ -58,6 +58,7 @@ struct cuzk_worker {
     // ones_host, region by region (`ones_pending`). Marks along gpu[0] time the phases.
     bool queued = false;
     bool sorted_h = false;     // with results_queued: H by qh (sorted_msm), not qm1[H]
+                               // (by_sorted)
     bool pending = false;
     bool results_queued = false;
     queued_msm<bucket_t, point_t, affine_t> qm1[4];

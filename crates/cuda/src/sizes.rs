@@ -78,7 +78,7 @@ pub(crate) fn sorted_scratch(npoints: usize) -> u64 {
     // (the first of equal costs, as the C++ loop keeps it)
     let c = (4..=24u64).fold(4, |best, c| if cost(c) < cost(best) { c } else { best });
     let (w, nb) = (windows(c), 1u64 << (c - 1));
-    let root = (1..).find(|r: &u64| r * r >= n).unwrap_or(1);
+    let root = n.isqrt() + u64::from(n.isqrt().pow(2) < n); // ⌈√n⌉
     let cap = root.max(256);
     let nsegs = nb + n / cap + 1;
     let r256 = |b: u64| b.div_ceil(256) * 256;
