@@ -19,8 +19,9 @@ sampled_batch() {
   kill $sp 2>/dev/null
   gpu_stop; smi_summary /tmp/smi-$tag.csv
 }
-# start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in /tmp/p32, each CIRCUIT
-# preloaded, TIMING-ONLY allowed, the memory budget $BUDGET, `[memory] request_buffer` $REQBUF,
+# start_daemon "CIRCUIT..." LIMIT: writes /tmp/cuzk.toml (parameters in $PARAMS (/tmp/p32), each
+# CIRCUIT preloaded, TIMING-ONLY allowed unless TIMING_ONLY=false, the compiled cache unless
+# COMPILED_CACHE=false, the memory budget $BUDGET, `[memory] request_buffer` $REQBUF,
 # `[server] max_message_size` $MAXMSG and `[pipeline]
 # synthesis_concurrency` $SYNTH and `[gpu] sorted_msm` $SORTED when set, `[srs] device_abc` $DEVICE_ABC (true)), starts the daemon in its
 # own session (inside the cgroup $DAEMON_CGROUP when set) and waits for every preload until
@@ -30,11 +31,12 @@ start_daemon() {
   for c in $1; do list="${list:+$list, }\"$c\""; n=$((n + 1)); done
   cat > /tmp/cuzk.toml <<EOT
 [srs]
-params_dir = "/tmp/p32"
+params_dir = "${PARAMS:-/tmp/p32}"
 preload = [$list]
 device_abc = ${DEVICE_ABC:-true}
+compiled_cache = ${COMPILED_CACHE:-true}
 [allow]
-timing_only = true
+timing_only = ${TIMING_ONLY:-true}
 EOT
   if [ -n "${BUDGET:-}${REQBUF:-}" ]; then
     echo "[memory]" >> /tmp/cuzk.toml

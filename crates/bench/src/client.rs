@@ -17,7 +17,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-async fn connect(d: &Dial) -> Result<Client> {
+/// A prefix for this run's request ids: `what`, the process and the time, so that two runs
+/// never share an id.
+pub(crate) fn run_tag(what: &str) -> String {
+    format!(
+        "{what}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0)
+    )
+}
+
+pub(crate) async fn connect(d: &Dial) -> Result<Client> {
     client::dial(d).await.with_step(|| {
         format!(
             "connecting to the daemon at {} (is `cuzk daemon` running?)",
@@ -63,14 +76,7 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
     }
     let client = connect(addr).await?;
     let templates = Arc::new(templates);
-    let run_tag = format!(
-        "bench-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0)
-    );
+    let run_tag = run_tag("bench");
     let bar = if opts.progress {
         let b = ProgressBar::new(opts.jobs as u64);
         b.set_style(
@@ -136,49 +142,7 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
         let request_id = format!("{run_tag}-{i}");
         tasks.spawn(async move {
             let t = &templates[i % templates.len()];
-            let mut req = t.request.clone();
-            req.request_id = request_id;
-            let resp = c.prove(ProveRequest { submit: Some(req) }).await;
-            drop(permit);
-            let done_at = start.elapsed();
-            let row = match resp {
-                Err(s) => Row {
-                    label: t.label.clone(),
-                    job_id: String::new(),
-                    status: format!("{:?}", s.code()),
-                    error: s.message().to_string(),
-                    queue_ms: 0,
-                    srs_ms: 0,
-                    synthesis_ms: 0,
-                    prover_ms: 0,
-                    total_ms: 0,
-                    proof_bytes: 0,
-                    verified: None,
-                    done_at,
-                },
-                Ok(r) => {
-                    let r = r.into_inner().result.unwrap_or_default();
-                    let status = await_proof_response::Status::try_from(r.status)
-                        .map(|s| s.as_str_name().to_string())
-                        .unwrap_or_else(|_| format!("status {}", r.status));
-                    let completed = r.status == await_proof_response::Status::Completed as i32;
-                    let verified = (verify && completed).then(|| t.verify(&r.proof));
-                    Row {
-                        label: t.label.clone(),
-                        job_id: r.job_id,
-                        status,
-                        error: r.error_message,
-                        queue_ms: r.queue_wait_ms,
-                        srs_ms: r.srs_load_ms,
-                        synthesis_ms: r.synthesis_ms,
-                        prover_ms: r.gpu_compute_ms,
-                        total_ms: r.total_ms,
-                        proof_bytes: r.proof.len(),
-                        verified,
-                        done_at,
-                    }
-                }
-            };
+            let row = prove_one(&mut c, t, request_id, verify, start, Some(permit)).await;
             bar.inc(1);
             row
         });
@@ -242,6 +206,62 @@ pub async fn run_load(addr: &Dial, templates: Vec<Template>, opts: &LoadOptions)
             last_done,
         }),
     })
+}
+
+/// Sends one request of `t` as `request_id` and makes its row: the daemon's answer and
+/// timings, `done_at` from `start`, and the client-side check when `verify`. `permit` (a slot
+/// of the caller's concurrency) is given back when the answer comes, before the check.
+pub(crate) async fn prove_one(
+    c: &mut Client,
+    t: &Template,
+    request_id: String,
+    verify: bool,
+    start: Instant,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Row {
+    let mut req = t.request.clone();
+    req.request_id = request_id;
+    let resp = c.prove(ProveRequest { submit: Some(req) }).await;
+    drop(permit);
+    let done_at = start.elapsed();
+    match resp {
+        Err(s) => Row {
+            label: t.label.clone(),
+            job_id: String::new(),
+            status: format!("{:?}", s.code()),
+            error: s.message().to_string(),
+            queue_ms: 0,
+            srs_ms: 0,
+            synthesis_ms: 0,
+            prover_ms: 0,
+            total_ms: 0,
+            proof_bytes: 0,
+            verified: None,
+            done_at,
+        },
+        Ok(r) => {
+            let r = r.into_inner().result.unwrap_or_default();
+            let status = await_proof_response::Status::try_from(r.status)
+                .map(|s| s.as_str_name().to_string())
+                .unwrap_or_else(|_| format!("status {}", r.status));
+            let completed = r.status == await_proof_response::Status::Completed as i32;
+            let verified = (verify && completed).then(|| t.verify(&r.proof));
+            Row {
+                label: t.label.clone(),
+                job_id: r.job_id,
+                status,
+                error: r.error_message,
+                queue_ms: r.queue_wait_ms,
+                srs_ms: r.srs_load_ms,
+                synthesis_ms: r.synthesis_ms,
+                prover_ms: r.gpu_compute_ms,
+                total_ms: r.total_ms,
+                proof_bytes: r.proof.len(),
+                verified,
+                done_at,
+            }
+        }
+    }
 }
 
 /// Sends `opts.jobs` requests of `template` through the daemon at `addr`, prints the report,

@@ -14,6 +14,7 @@
 //! - [`demo`]: the mixed Filecoin batch through an embedded daemon (`cuzk demo`).
 //! - [`selftest`]: proofs of a synthetic sparse sector of every kind and size through a running
 //!   daemon, checked with filecoin-proofs' verifier (`cuzk selftest`).
+//! - [`soak`]: a mixed load held for a set time against a running daemon (`cuzk bench soak`).
 //! - [`synth`]: real-size synthesis, the daemon's path against bellperson's (`cuzk bench synth`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -28,6 +29,7 @@ pub mod prove;
 pub mod report;
 pub mod request_file;
 pub mod selftest;
+pub mod soak;
 pub mod synth;
 pub mod timeline;
 pub mod verify;

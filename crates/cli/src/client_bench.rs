@@ -15,6 +15,11 @@ pub enum ClientBenchCmd {
     Single(LoadArgs),
     /// Prove `-j` requests with `-c` in flight at once; print latency and throughput.
     Batch(LoadArgs),
+    /// Hold a mixed load for a set time (`--load porep=2 --load snap=1 --every winning=60s
+    /// --duration 20m`): per minute, the proofs of each kind, failures, the daemon's RSS and
+    /// each device's busy fraction; at the end, proofs per minute, latencies, and whether the
+    /// RSS stayed flat. Fails when any request failed.
+    Soak(SoakArgs),
     /// Print the daemon's status (queues, SRS, memory).
     Status(AddrArgs),
     /// Load a circuit's SRS ahead of use.
@@ -115,10 +120,47 @@ pub struct LoadArgs {
     deadline: Option<u64>,
 }
 
+/// `bench soak`.
+#[derive(Args)]
+pub struct SoakArgs {
+    #[command(flatten)]
+    addr: AddrArgs,
+    /// Request file, or a test-data manifest (`cuzk gen testdata`) holding every kind named.
+    #[arg(long, short = 'i')]
+    input: PathBuf,
+    /// Keep N requests of KIND in flight at all times (repeatable): `--load porep=2`.
+    #[arg(long = "load", value_name = "KIND=N")]
+    load: Vec<String>,
+    /// Send a request of KIND every PERIOD, whether or not the last has come back
+    /// (repeatable): `--every winning=60s`.
+    #[arg(long = "every", value_name = "KIND=PERIOD")]
+    every: Vec<String>,
+    /// How long requests are sent (`20m`, `1h`).
+    #[arg(long, default_value = "20m")]
+    duration: String,
+    /// One table row per interval.
+    #[arg(long, default_value = "60s")]
+    interval: String,
+    /// How often the daemon's status is read.
+    #[arg(long, default_value = "5s")]
+    sample_every: String,
+    /// How long requests still running at the end are waited for before they count as
+    /// failed (Curio's own deadline is 30 minutes).
+    #[arg(long, default_value = "30m")]
+    drain: String,
+    /// Verify every returned proof on the client side too.
+    #[arg(long)]
+    verify: bool,
+}
+
 /// Runs a client bench subcommand.
 pub fn run(cmd: ClientBenchCmd) -> anyhow::Result<()> {
-    if let ClientBenchCmd::Single(a) | ClientBenchCmd::Batch(a) = &cmd {
-        verify_with_manifest_params(a);
+    match &cmd {
+        ClientBenchCmd::Single(a) | ClientBenchCmd::Batch(a) => {
+            verify_with_manifest_params(a.verify, a.input.as_deref())
+        }
+        ClientBenchCmd::Soak(a) => verify_with_manifest_params(a.verify, Some(&a.input)),
+        _ => {}
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -132,6 +174,7 @@ pub fn run(cmd: ClientBenchCmd) -> anyhow::Result<()> {
                 load(a).await
             }
             ClientBenchCmd::Batch(a) => load(a).await,
+            ClientBenchCmd::Soak(a) => soak(a).await,
             ClientBenchCmd::Status(a) => client::print_status(&a.dial()?).await,
             ClientBenchCmd::Preload(a) => client::preload(&a.addr.dial()?, &a.circuit_id).await,
             ClientBenchCmd::Evict(a) => client::evict(&a.addr.dial()?, &a.circuit_id).await,
@@ -143,8 +186,8 @@ pub fn run(cmd: ClientBenchCmd) -> anyhow::Result<()> {
 /// With `--verify` and a test-data manifest that lists parameters, points Filecoin's verifier
 /// at the manifest's directory (it reads verifying keys from `FIL_PROOFS_PARAMETER_CACHE`,
 /// once per process: so here, before the runtime's threads start).
-fn verify_with_manifest_params(a: &LoadArgs) {
-    let (true, Some(input)) = (a.verify, &a.input) else {
+fn verify_with_manifest_params(verify: bool, input: Option<&std::path::Path>) {
+    let (true, Some(input)) = (verify, input) else {
         return;
     };
     if let Some(dir) = request_file::manifest_parameter_dir(input) {
@@ -182,4 +225,54 @@ async fn load(a: LoadArgs) -> cuzk_bench::Result<()> {
         deadline: a.deadline.map(Duration::from_secs),
     };
     client::run_batch(&a.addr.dial()?, template, &opts).await
+}
+
+/// `KIND=VALUE` of `--load`/`--every`.
+fn kind_value<'a>(flag: &str, s: &'a str) -> cuzk_bench::Result<(&'a str, &'a str)> {
+    s.split_once('=')
+        .filter(|(k, v)| !k.trim().is_empty() && !v.trim().is_empty())
+        .map(|(k, v)| (k.trim(), v.trim()))
+        .ok_or_else(|| cuzk_bench::BenchError::Invalid(format!("{flag} {s}: expected KIND=VALUE")))
+}
+
+fn duration(flag: &str, s: &str) -> cuzk_bench::Result<Duration> {
+    humantime::parse_duration(s.trim()).map_err(|e| {
+        cuzk_bench::BenchError::Invalid(format!("{flag} {s}: {e} (write e.g. 60s or 20m)"))
+    })
+}
+
+async fn soak(a: SoakArgs) -> cuzk_bench::Result<()> {
+    use cuzk_bench::soak::{run_soak, soak_failures, Periodic, SoakOptions, Steady};
+    let mut steady = Vec::new();
+    for l in &a.load {
+        let (kind, n) = kind_value("--load", l)?;
+        let in_flight = n.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| {
+            cuzk_bench::BenchError::Invalid(format!("--load {l}: expected a count above 0"))
+        })?;
+        steady.push(Steady {
+            template: request_file::load(&a.input, Some(kind))?,
+            in_flight,
+        });
+    }
+    let mut periodic = Vec::new();
+    for e in &a.every {
+        let (kind, period) = kind_value("--every", e)?;
+        periodic.push(Periodic {
+            template: request_file::load(&a.input, Some(kind))?,
+            every: duration("--every", period)?,
+        });
+    }
+    let opts = SoakOptions {
+        duration: duration("--duration", &a.duration)?,
+        steady,
+        periodic,
+        interval: duration("--interval", &a.interval)?,
+        sample_every: duration("--sample-every", &a.sample_every)?,
+        drain: duration("--drain", &a.drain)?,
+        verify: a.verify,
+        print: true,
+    };
+    let report = run_soak(&a.addr.dial()?, &opts).await?;
+    report.print();
+    soak_failures(&report)
 }
