@@ -9,7 +9,8 @@
 # `soak.sh start` (a fresh machine): parameters (porep-32g on the disk, snap-32g in /dev/shm:
 #   the 64 GiB disk holds one such file; winning-32g), the requests, the daemon with the three
 #   preloaded (budget $BUDGET, 84GiB: the /dev/shm file's 32 GiB stay outside it), then
-#   `cuzk bench soak`, in its own session logging to /tmp/soak.log; returns at once.
+#   `cuzk bench soak`, in its own session logging to /tmp/soak.log; returns at once. LOADWAIT=S
+#   waits S seconds (not 400) for the preloads before the soak starts.
 # `soak.sh wait [SECS]`: prints what the log gained since the last call, as it grows, until the
 #   run ends or SECS (540) pass. Call
 #   it back to back: the machine keeps its files and the run for 30 s after a call.
@@ -47,7 +48,9 @@ run() {
   for f in /dev/shm/ps/v28-*; do ln -sf "$f" $PARAMS/; done
   ls -la $PARAMS; df -h /tmp /dev/shm | tail -2; free -g | head -2
   $D/cuzk gen testdata --synthetic-sector --sector-size 32GiB --out /tmp/s32 2>&1 | grep -v "^NOTE"
-  start_daemon "porep-32g snap-32g winning-32g" $(( $(date +%s) - T0 + 400 ))
+  # LOADWAIT (400) seconds for the preloads; a short wait starts the soak while they run (its
+  # first requests wait for their SRS, and the rows show when each kind's proofs begin).
+  start_daemon "porep-32g snap-32g winning-32g" $(( $(date +%s) - T0 + ${LOADWAIT:-400} ))
   grep -E "WARN|ERROR|compiled|SRS loaded|resident|budget" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240 | tail -12
   echo "== status before ($(( $(date +%s) - T0 )) s in)"; $D/cuzk status 2>&1; vmhwm
   metrics before
