@@ -215,10 +215,7 @@ pub async fn run_soak(dial: &Dial, opts: &SoakOptions) -> Result<SoakReport> {
     }
     let t0 = tokio::time::Instant::from_std(start);
     let mut next: Vec<tokio::time::Instant> = vec![t0; opts.periodic.len()];
-    loop {
-        let Some(due) = next.iter().copied().min().filter(|&d| d < end) else {
-            break;
-        };
+    while let Some(due) = next.iter().copied().min().filter(|&d| d < end) {
         tokio::select! {
             _ = tokio::time::sleep_until(due) => {
                 for (p, n) in opts.periodic.iter().zip(next.iter_mut()) {
