@@ -1,49 +1,17 @@
 //! `cuzk bench batch --deadline`: a run that stops at its deadline reports what completed
 //! within it, and counts the requests still running (and those never sent) apart from the
 //! failures, against a real daemon on a unix socket.
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
+mod fake_daemon;
 
-use common::{fake_srs, sim_config, FakeBackend, FakePlanner};
 use cuzk_bench::client::{failures, run_load, LoadOptions};
 use cuzk_bench::request_file;
-use cuzk_core::{Engine, WorkingSetEstimate};
-use cuzk_server::{Daemon, ListenAddr, ServeOptions};
-use std::sync::Arc;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_deadline_counts_unfinished_requests_apart_from_failures() {
-    let planner = FakePlanner {
-        partitions: 1,
-        constraints: 1024,
-        synth: Duration::from_millis(1),
-        srs_points: 100,
-        live: Default::default(),
-    };
-    let (c, i, a) = planner.shape();
-    let per = WorkingSetEstimate::from_shape(c, i, a)
-        .admission_bytes()
-        .max(
-            WorkingSetEstimate::from_synthesized(&FakePlanner::synthesized(planner.shape()))
-                .admission_bytes(),
-        );
-    let mut config = sim_config(8 * per + fake_srs(planner.srs_points).size_bytes());
-    config.allow_synthetic = true;
     // One proof at a time, 400 ms each: six requests take 2.4 s, the deadline comes at 1 s.
-    let engine = Engine::new(
-        config,
-        vec![Arc::new(FakeBackend::new(400, 0))],
-        Arc::new(planner),
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let daemon = Daemon::start(
-        Arc::new(engine),
-        ServeOptions::new(ListenAddr::Unix(dir.path().join("cuzk.sock"))),
-    )
-    .await
-    .unwrap();
+    let daemon = fake_daemon::start(dir.path(), 400).await;
     let addr = daemon.addr().to_string();
     let template = request_file::synthetic("synthetic", "fake").unwrap();
     let opts = LoadOptions {

@@ -1,47 +1,15 @@
 //! `cuzk bench soak` against a real daemon on a unix socket (a fake prover behind it): the mix
 //! is held for the whole time and no longer, each kind is counted in the interval its answer
 //! came in, and a failing kind fails the soak while the others go on completing.
-#[path = "../../core/tests/common/mod.rs"]
-mod common;
+mod fake_daemon;
 
-use common::{fake_srs, sim_config, FakeBackend, FakePlanner};
 use cuzk_bench::request_file;
 use cuzk_bench::soak::{run_soak, soak_failures, Periodic, SoakOptions, Steady};
-use cuzk_core::{Engine, WorkingSetEstimate};
-use cuzk_server::{Daemon, ListenAddr, ServeOptions};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A daemon proving one fake partition at a time, `prove_ms` each.
-async fn daemon(dir: &std::path::Path, prove_ms: u64) -> Daemon {
-    let planner = FakePlanner {
-        partitions: 1,
-        constraints: 1024,
-        synth: Duration::from_millis(1),
-        srs_points: 100,
-        live: Default::default(),
-    };
-    let (c, i, a) = planner.shape();
-    let per = WorkingSetEstimate::from_shape(c, i, a)
-        .admission_bytes()
-        .max(
-            WorkingSetEstimate::from_synthesized(&FakePlanner::synthesized(planner.shape()))
-                .admission_bytes(),
-        );
-    let mut config = sim_config(16 * per + fake_srs(planner.srs_points).size_bytes());
-    config.allow_synthetic = true;
-    let engine = Engine::new(
-        config,
-        vec![Arc::new(FakeBackend::new(prove_ms, 0))],
-        Arc::new(planner),
-    )
-    .unwrap();
-    Daemon::start(
-        Arc::new(engine),
-        ServeOptions::new(ListenAddr::Unix(dir.join("cuzk.sock"))),
-    )
-    .await
-    .unwrap()
+async fn daemon(dir: &std::path::Path, prove_ms: u64) -> cuzk_server::Daemon {
+    fake_daemon::start(dir, prove_ms).await
 }
 
 fn labelled(spec: &str, label: &str) -> request_file::Template {
