@@ -23,7 +23,13 @@
 #   sppark:  porep-32g parameters (unless there), the daemon (default: queued MSMs) c=2 j=4,
 #            then restarted with `[gpu] queued_msm = false` (sppark's own MSMs), c=2 j=4
 #            again: the two side by side.
-# POINTS=0 skips `setup_points` at the start.
+# POINTS=0 skips `setup_points` at the start. HOST_MSM=1 runs, beside the first parameters'
+# making, `gpu_vs_cpu queued_and_sorted` at 2^27 − 1 points (sppark's, the queued and the sorted
+# MSMs against the host's sum; issue 30) and prints its verdict at the end. DEVICE_ABC (when
+# set) goes into `[srs] device_abc`; "auto" makes it false on a card under 100 GiB (an H100:
+# the SRS then stays resident, which the sorted MSM needs). Each batch prints the partitions'
+# H-MSM times from the daemon's debug log (RUST_LOG=info,cuzk_cuda=debug) and whether the SRS
+# was streamed.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 LOG=/tmp/v.log
@@ -33,9 +39,10 @@ P=/tmp/pv
 # (self-check on, TIMING-ONLY refused); waits for the load (up to 400 s).
 daemon_up() {
   pkill -x cuzk; sleep 2
-  printf '[srs]\nparams_dir = "%s"\npreload = ["%s"]\n%b' "$P" "$1" "${2:-}" > /tmp/cuzk.toml
+  printf '[srs]\nparams_dir = "%s"\npreload = ["%s"]\n%b%b' "$P" "$1" \
+    "${DEVICE_ABC:+device_abc = $DEVICE_ABC\n}" "${2:-}" > /tmp/cuzk.toml
   local t=$(date +%s)
-  setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK > /tmp/daemon.log 2>&1 < /dev/null &
+  RUST_LOG=info,cuzk_cuda=debug setsid nohup $D/cuzk daemon --config /tmp/cuzk.toml --listen $SOCK > /tmp/daemon.log 2>&1 < /dev/null &
   while ! grep -q "SRS loaded\|preload failed\| ERROR " /tmp/daemon.log 2>/dev/null && [ $(( $(date +%s) - t )) -lt 400 ]; do sleep 2; done
   echo "daemon: $1 loaded in $(( $(date +%s) - t )) s"
   grep -E "WARN|ERROR|compiled|SRS loaded" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240 | tail -4
@@ -62,16 +69,44 @@ batch() {
   gpu_sample $1
   FIL_PROOFS_PARAMETER_CACHE=$P $D/cuzk bench batch -k porep -i /tmp/s32/manifest.json -c 2 -j 4 --verify 2>&1 | tee /tmp/bench-$1.log | tail -16
   gpu_stop; smi_summary /tmp/smi-$1.csv
+  msm_h_summary
+}
+
+# msm_h_summary: the partitions' H-MSM times and SRS tiers from the daemon's debug log.
+msm_h_summary() {
+  sed 's/\x1b\[[0-9;]*m//g' /tmp/daemon.log | grep "cuda start" |
+    awk '{ for (i = 1; i <= NF; i++) { if ($i == "msm_h_ms:") { v = $(i+1) + 0; s += v; n++; if (v > mx) mx = v; if (!mn || v < mn) mn = v }
+           if ($i == "streamed:") st[$(i+1)]++ } }
+         END { if (n) printf "H MSM over %d partitions: mean %.1f ms, min %.1f, max %.1f; streamed:", n, s/n, mn, mx; for (k in st) printf " %s %d", k, st[k]; print "" }'
+}
+
+# host_done: waits for HOST_MSM's test (it shares the card) and prints its verdict, once.
+host_done() {
+  [ -f /tmp/host.pid ] || return 0
+  echo "== gpu_vs_cpu queued_and_sorted at 2^27 - 1 ($(( $(date +%s) - T0 )) s in)"
+  while kill -0 $(cat /tmp/host.pid) 2>/dev/null; do sleep 2; done
+  grep -E "^test |test result|^real|points|panicked|left|right" /tmp/host.log | tail -12
+  rm -f /tmp/host.pid
 }
 
 run() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2; df -h /tmp | tail -1
   mkdir -p $P /tmp/st
+  if [ "${DEVICE_ABC:-}" = auto ]; then
+    local mib; mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -1)
+    if [ "${mib:-0}" -lt 100000 ]; then DEVICE_ABC=false; else DEVICE_ABC=true; fi
+    echo "DEVICE_ABC=$DEVICE_ABC (${mib} MiB)"
+  fi
+  if [ -n "${HOST_MSM:-}" ]; then
+    ( time CUZK_TEST_MSM_SIZES=134217727 $D/gpu_vs_cpu queued_and_sorted --test-threads 1 --nocapture ) > /tmp/host.log 2>&1 &
+    echo $! > /tmp/host.pid
+  fi
   $D/cuzk gen testdata --synthetic-sector --sector-size 32GiB --out /tmp/s32 2>&1 | grep -v "^NOTE"
   for phase in ${PHASES:-porep nocheck snap wpost}; do
     case $phase in
     porep)
       params porep-32g
+      host_done
       daemon_up porep-32g
       selftest porep
       batch check
@@ -119,12 +154,14 @@ run() {
   done
   $D/cuzk status 2>&1 | head -20
   pkill -x cuzk
+  host_done
   echo "== v done at $(( $(date +%s) - T0 )) s"
 }
 
 case "${1:-}" in
 start)
   T0=$(date +%s)
+  for f in $D/*.gz; do [ -f "$f" ] && gunzip -kf "$f"; done
   [ "${POINTS:-1}" = 0 ] || {
   echo "== setup_points ($D)"
   ( time CUZK_TEST_SETUP_POINTS=10000000 $D/setup_points --test-threads 1 --nocapture ) > $OUT/setup_points.log 2>&1
@@ -132,7 +169,7 @@ start)
   grep -q "test result: ok" $OUT/setup_points.log || { echo "setup_points failed: not starting the run"; exit 1; }
   }
   rm -f $LOG
-  setsid nohup bash -c "OUT=/tmp/vout T0=$T0 PHASES='${PHASES:-}' $0 run-inner" > $LOG 2>&1 < /dev/null &
+  setsid nohup bash -c "OUT=/tmp/vout T0=$T0 PHASES='${PHASES:-}' HOST_MSM='${HOST_MSM:-}' DEVICE_ABC='${DEVICE_ABC:-}' $0 run-inner" > $LOG 2>&1 < /dev/null &
   echo "run started"
   ;;
 run-inner)
