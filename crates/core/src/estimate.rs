@@ -8,6 +8,43 @@ const SCALAR: u64 = 32;
 /// Fixed allowance for prover scratch (bucket arrays, small temporaries).
 const PROVER_SCRATCH: u64 = 1 << 20;
 
+/// How the provers hold a partition on the host, for an estimate made before any
+/// measurement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostLayout {
+    /// The CPU prover's: a/b/c padded to the domain on the host, the assignments converted
+    /// once more.
+    Cpu,
+    /// Provers that plan their MSMs on the host (`ProverBackend::start_host_bytes`, the CUDA
+    /// prover's), a/b/c evaluated on the host: `start` holds the plans and a compact copy of
+    /// the aux beside the partition.
+    DevicePlans {
+        /// The aux variables the circuit's constraints hold to 0 or 1 (0 when unknown).
+        bounded: usize,
+    },
+    /// a/b/c deferred to the devices, made from the circuit's matrices there
+    /// ([`WorkingSetEstimate::from_deferred_shape`]).
+    Deferred {
+        /// The aux variables the circuit's constraints hold to 0 or 1 (0 when unknown).
+        bounded: usize,
+    },
+}
+
+/// A bound on what a device prover's `start` holds on the host for the three queries'
+/// plans (`cuzk_cuda::msm_plan::host_bytes`): a bitmap of the ones of each query and one
+/// more while one is assembled, an index and a full scalar for every value that may be
+/// other than 0 or 1 (`full` of them) in all three, and the inputs' prefixes.
+fn plans_bound(inputs: usize, vars: u64, full: u64) -> u64 {
+    let entry = 4 + SCALAR;
+    4 * vars.div_ceil(64) * 8 + 3 * entry * full + 2 * inputs as u64 * (4 + entry)
+}
+
+/// The largest compact witness (`cuzk_groth16::CompactAux`) of `aux` values, `full` of which
+/// may be other than 0 or 1: two bits a value and a full scalar for each of those.
+fn compact_bound(aux: usize, full: u64) -> u64 {
+    SCALAR * full + 2 * 8 * (aux as u64).div_ceil(64)
+}
+
 /// Bytes one partition of a circuit shape holds at each phase.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorkingSetEstimate {
@@ -52,6 +89,33 @@ impl WorkingSetEstimate {
         }
     }
 
+    /// [`WorkingSetEstimate::from_counted_shape`] for provers that plan their MSMs on the
+    /// host ([`HostLayout::DevicePlans`]): the proving phase holds the partition as counted
+    /// and what their `start` adds, bounded as for a deferred circuit (the plans of the three
+    /// queries, every value not held to 0 or 1 by the constraints in all three) plus the
+    /// compact copy of the aux it makes to plan from; or the CPU layout's figure, whichever
+    /// is larger. (The CPU layout's figure alone is short of it for circuits whose rows fill
+    /// most of the domain and whose values are mostly neither 0 nor 1: winning-32g reserved
+    /// 75.5 MB, held 93.1 MB on the H100, session 27.)
+    pub fn from_counted_shape_with_plans(
+        constraints: usize,
+        inputs: usize,
+        aux: usize,
+        bounded: usize,
+    ) -> WorkingSetEstimate {
+        let counted = WorkingSetEstimate::from_counted_shape(constraints, inputs, aux);
+        let vars = (inputs + aux) as u64;
+        let full_aux = (aux - bounded.min(aux)) as u64;
+        let full = full_aux + inputs as u64;
+        let start = plans_bound(inputs, vars, full) + compact_bound(aux, full_aux);
+        WorkingSetEstimate {
+            proving: counted
+                .proving
+                .max(counted.synthesis_peak + start + PROVER_SCRATCH),
+            ..counted
+        }
+    }
+
     /// From a circuit's counted shape when a/b/c are deferred to the prover's device
     /// (`cuzk_groth16::CompiledCircuit::defer`), before any measurement: the partition holds
     /// the assignments alone (the densities are the compiled circuit's), the aux as the
@@ -68,8 +132,7 @@ impl WorkingSetEstimate {
         let vars = (inputs + aux) as u64;
         let full = vars - (bounded.min(aux) as u64);
         let held = SCALAR * full + 2 * 8 * (aux as u64).div_ceil(64);
-        let entry = 4 + SCALAR;
-        let plans = 4 * vars.div_ceil(64) * 8 + 3 * entry * full + 2 * inputs as u64 * (4 + entry);
+        let plans = plans_bound(inputs, vars, full);
         WorkingSetEstimate {
             synthesis_peak: held,
             proving: held + plans + PROVER_SCRATCH,
@@ -240,16 +303,16 @@ impl Estimator {
     }
 
     /// The best estimate available: calibrated, else from the shape hint (`counted`: exact
-    /// and preallocated, see [`WorkingSetEstimate::from_counted_shape`]; with a/b/c
-    /// `deferred`, [`WorkingSetEstimate::from_deferred_shape`] with the aux variables the
-    /// circuit holds to 0 or 1: `Some(bounded)`), else from the SRS size, else `fallback`
+    /// and preallocated, laid out as `layout` says: [`WorkingSetEstimate::from_counted_shape`],
+    /// [`WorkingSetEstimate::from_counted_shape_with_plans`] or
+    /// [`WorkingSetEstimate::from_deferred_shape`]), else from the SRS size, else `fallback`
     /// bytes.
     pub fn estimate(
         &self,
         circuit_id: &str,
         hint: Option<(usize, usize, usize)>,
         counted: bool,
-        deferred: Option<usize>,
+        layout: HostLayout,
         srs_bytes: Option<u64>,
         fallback: u64,
     ) -> WorkingSetEstimate {
@@ -257,9 +320,14 @@ impl Estimator {
             return e;
         }
         match (hint, srs_bytes) {
-            (Some((c, i, a)), _) if counted => match deferred {
-                Some(bounded) => WorkingSetEstimate::from_deferred_shape(i, a, bounded),
-                None => WorkingSetEstimate::from_counted_shape(c, i, a),
+            (Some((c, i, a)), _) if counted => match layout {
+                HostLayout::Deferred { bounded } => {
+                    WorkingSetEstimate::from_deferred_shape(i, a, bounded)
+                }
+                HostLayout::DevicePlans { bounded } => {
+                    WorkingSetEstimate::from_counted_shape_with_plans(c, i, a, bounded)
+                }
+                HostLayout::Cpu => WorkingSetEstimate::from_counted_shape(c, i, a),
             },
             (Some((c, i, a)), _) => WorkingSetEstimate::from_shape(c, i, a),
             (None, Some(s)) => WorkingSetEstimate::from_srs_size(s),
@@ -352,10 +420,13 @@ mod tests {
         let second = e.calibrate("x", &fake(5000, 2, 50), Some(1));
         assert_eq!(first, second);
         assert_eq!(
-            e.estimate("x", Some((1, 1, 1)), false, None, None, 0),
+            e.estimate("x", Some((1, 1, 1)), false, HostLayout::Cpu, None, 0),
             first
         );
-        assert_eq!(e.estimate("x", Some((1, 1, 1)), true, None, None, 0), first);
+        assert_eq!(
+            e.estimate("x", Some((1, 1, 1)), true, HostLayout::Cpu, None, 0),
+            first
+        );
     }
 
     /// Issue 13 item 4: a counted, preallocated shape is reserved without the 2x growth guess,
@@ -379,12 +450,26 @@ mod tests {
         let counted = WorkingSetEstimate::from_counted_shape(c, i, a);
         let e = Estimator::default();
         assert_eq!(
-            e.estimate("x", Some((c, i, a)), true, Some(0), None, 0),
+            e.estimate(
+                "x",
+                Some((c, i, a)),
+                true,
+                HostLayout::Deferred { bounded: 0 },
+                None,
+                0
+            ),
             deferred
         );
         // Uncounted hints keep the loose estimate (the shape may be a guess).
         assert_eq!(
-            e.estimate("x", Some((c, i, a)), false, Some(0), None, 0),
+            e.estimate(
+                "x",
+                Some((c, i, a)),
+                false,
+                HostLayout::Deferred { bounded: 0 },
+                None,
+                0
+            ),
             WorkingSetEstimate::from_shape(c, i, a)
         );
         // With 80 000 aux values held to 0 or 1 by the constraints: the largest compact
@@ -404,13 +489,74 @@ mod tests {
         // the three plans' full scalars make it no smaller.
         assert!(tight.admission_bytes() < counted.admission_bytes() / 2);
         assert_eq!(
-            e.estimate("x", Some((c, i, a)), true, Some(bounded), None, 0),
+            e.estimate(
+                "x",
+                Some((c, i, a)),
+                true,
+                HostLayout::Deferred { bounded },
+                None,
+                0
+            ),
             tight
         );
         // More than the aux (the submit check's least need) counts them all.
         assert_eq!(
             WorkingSetEstimate::from_deferred_shape(i, a, usize::MAX),
             WorkingSetEstimate::from_deferred_shape(i, a, a)
+        );
+    }
+
+    /// A counted shape on provers that plan their MSMs on the host, a/b/c on the host: the
+    /// first partition's reservation covers the partition and its `start`'s plans and compact
+    /// copy at their largest, where the CPU layout's figure did not (winning-32g on the H100,
+    /// session 27: 75,496,008 bytes reserved, 93,096,392 held, "working set above its
+    /// estimate"); a circuit mostly of bits keeps the CPU layout's figure.
+    #[test]
+    fn a_counted_shape_on_host_planning_provers_covers_their_start_bytes() {
+        let (c, i, a): (usize, usize, usize) = (100_000, 3, 90_000);
+        let domain = (c + i).next_power_of_two();
+        let x = Scalar::from(7u64);
+        let filled = |n: usize, cap: usize| {
+            let mut v = Vec::with_capacity(cap);
+            v.resize(n, x);
+            v
+        };
+        // As the recorder lays out a counted partition, no value 0 or 1.
+        let s = Synthesized {
+            inputs: filled(i, i),
+            aux: filled(a, a),
+            a: filled(c + i, domain),
+            b: filled(c + i, domain),
+            c: filled(c + i, domain),
+            num_constraints: c,
+            ..Default::default()
+        };
+        let copy = cuzk_groth16::CompactAux::from_full(&s.aux).heap_bytes() as u64;
+        let held = resident_bytes(&s) + 3 * 36 * (i + a) as u64 + copy;
+        let plans = WorkingSetEstimate::from_counted_shape_with_plans(c, i, a, 0);
+        assert!(plans.proving >= held, "{} < {held}", plans.proving);
+        assert!(WorkingSetEstimate::from_counted_shape(c, i, a).proving < held);
+        assert_eq!(
+            Estimator::default().estimate(
+                "x",
+                Some((c, i, a)),
+                true,
+                HostLayout::DevicePlans { bounded: 0 },
+                None,
+                0
+            ),
+            plans
+        );
+        // winning-32g's shape and what its first partition held on the H100.
+        let (c, i, a) = (370_590, 133, 375_210);
+        let measured = 93_096_392;
+        assert!(WorkingSetEstimate::from_counted_shape(c, i, a).proving < measured);
+        assert!(WorkingSetEstimate::from_counted_shape_with_plans(c, i, a, 0).proving >= measured);
+        // porep-32g with its aux all bits: the CPU layout's 21.2 GB is the larger.
+        let (c, i, a) = (130_278_541, 328, 130_169_893);
+        assert_eq!(
+            WorkingSetEstimate::from_counted_shape_with_plans(c, i, a, a),
+            WorkingSetEstimate::from_counted_shape(c, i, a)
         );
     }
 

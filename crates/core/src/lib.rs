@@ -47,7 +47,7 @@ pub use config::Config;
 pub use cpu::{CpuPools, URGENT_THREAD_PREFIX};
 pub use engine::Engine;
 pub use error::{BudgetError, EngineError};
-pub use estimate::{resident_bytes, WorkingSetEstimate};
+pub use estimate::{resident_bytes, HostLayout, WorkingSetEstimate};
 pub use latency::{
     KindLatency, PhaseLatency, BUCKETS as LATENCY_BUCKETS, PHASES as LATENCY_PHASES,
 };

@@ -184,3 +184,71 @@ async fn a_prover_that_counts_its_start_bytes_gets_them_reserved_exactly() {
     assert!(counted.admission_bytes() < cpu.admission_bytes());
     e.shutdown(Duration::from_secs(5)).await;
 }
+
+/// [`FakePlanner`] whose shape hints are counted (exact and preallocated), as the Filecoin
+/// planner's are.
+struct Counted(FakePlanner);
+
+impl Planner for Counted {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
+        let mut plan = self.0.plan(req)?;
+        for p in &mut plan.partitions {
+            p.shape_counted = true;
+        }
+        Ok(plan)
+    }
+    fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
+        self.0.params_path(id)
+    }
+    fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
+        self.0.srs_size_hint(id)
+    }
+    fn load_srs(&self, id: &str) -> Result<Srs, EngineError> {
+        self.0.load_srs(id)
+    }
+}
+
+/// Before any measurement, a counted partition on a prover that plans its MSMs on the host
+/// (the CUDA prover with a/b/c on the host) is admitted with that prover's `start` bytes
+/// bounded, not the CPU prover's layout, which fell short for winning-32g on the H100
+/// (75.5 MB reserved, 93.1 MB held); on the CPU prover it keeps the CPU layout's figure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_counted_partition_on_a_host_planning_prover_reserves_its_plans() {
+    let fake = || FakePlanner {
+        partitions: 1,
+        constraints: 3000,
+        synth: Duration::from_millis(400),
+        srs_points: 100,
+        live: Default::default(),
+    };
+    let (c, i, a) = fake().shape();
+    let plans = WorkingSetEstimate::from_counted_shape_with_plans(c, i, a, 0).admission_bytes();
+    let cpu = WorkingSetEstimate::from_counted_shape(c, i, a).admission_bytes();
+    assert!(plans > cpu, "{plans} vs {cpu}: nothing to show");
+    for (start_host, want) in [(Some(40_000), plans), (None, cpu)] {
+        let mut backend = FakeBackend::new(1, 0);
+        if let Some(extra) = start_host {
+            backend = backend.with_start_host(extra);
+        }
+        let e = Engine::new(
+            sim_config(4 * plans + fake_srs(100).size_bytes()),
+            vec![Arc::new(backend)],
+            Arc::new(Counted(fake())),
+        )
+        .unwrap();
+        let id = e.submit(req("first", "")).unwrap().job_id;
+        let t0 = Instant::now();
+        while e.status().stages.synthesizing == 0 {
+            assert!(t0.elapsed() < Duration::from_secs(10), "never synthesizing");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert_eq!(
+            e.budget().reserved_in(Category::WorkingSet),
+            want,
+            "start_host {start_host:?}"
+        );
+        let o = e.wait(&id, Some(Duration::from_secs(30))).await.unwrap();
+        assert!(matches!(o.state, JobState::Completed { .. }), "{o:?}");
+        e.shutdown(Duration::from_secs(5)).await;
+    }
+}

@@ -601,6 +601,15 @@ mod tests {
         }
     }
 
+    /// The engine asks an empty circuit whether the CUDA prover plans on the host
+    /// (`ProverBackend::start_host_bytes` answers `Some`): counting it must not panic.
+    #[test]
+    fn an_empty_assignment_is_counted() {
+        let d = Density::default();
+        let bytes = host_bytes(&[], &CompactAux::from_full(&[]), true, &d, &d, &d);
+        assert!(bytes < 1 << 10, "{bytes}");
+    }
+
     #[test]
     fn density_length_mismatch_is_an_error() {
         let aux = vec![Scalar::ONE; 10];

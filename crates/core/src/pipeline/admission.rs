@@ -12,6 +12,7 @@ use super::partition::{Admitted, Held, Partition, Planned};
 use super::shared::{Shared, URGENT};
 use crate::budget::{Category, Reservation};
 use crate::error::{BudgetError, EngineError};
+use crate::estimate::HostLayout;
 use crate::planner::PartitionPlan;
 use crate::request::Priority;
 use tokio::sync::{watch, OwnedSemaphorePermit};
@@ -94,13 +95,17 @@ pub(crate) async fn admit(
     let total = sh.budget.limit_for(prio);
     // a/b/c are deferred to the devices when they all make them and the circuit was compiled;
     // the compiled circuit says which aux values its constraints hold to 0 or 1.
-    let deferred = (sh.device_abc && acquired.handle.prepared.is_some())
-        .then_some(acquired.handle.bounded_aux.unwrap_or(0));
+    let bounded = acquired.handle.bounded_aux.unwrap_or(0);
+    let layout = if sh.device_abc && acquired.handle.prepared.is_some() {
+        HostLayout::Deferred { bounded }
+    } else {
+        sh.host_layout(bounded)
+    };
     let est = sh.estimator.estimate(
         &p.circuit_id,
         shape_hint,
         shape_counted,
-        deferred,
+        layout,
         srs_bytes,
         total / 4,
     );
@@ -192,15 +197,21 @@ pub(crate) fn check_fits(
         }
         let known = p.shape_hint.is_some() || sh.estimator.calibrated(&p.circuit_id).is_some();
         if known {
-            // Where the devices make a/b/c, the least a partition may need: deferred, with
-            // every aux value held to 0 or 1 by the constraints. How many are is known once
+            // The least a partition may need: every aux value held to 0 or 1 by the
+            // constraints (deferred where the devices make a/b/c). How many are is known once
             // the circuit is compiled; admission checks against that after the load.
-            let deferred = sh.device_abc.then_some(usize::MAX);
+            let layout = if sh.device_abc {
+                HostLayout::Deferred {
+                    bounded: usize::MAX,
+                }
+            } else {
+                sh.host_layout(usize::MAX)
+            };
             let e = sh.estimator.estimate(
                 &p.circuit_id,
                 p.shape_hint,
                 p.shape_counted,
-                deferred,
+                layout,
                 srs,
                 total / 4,
             );

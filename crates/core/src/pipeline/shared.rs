@@ -9,7 +9,7 @@ use crate::budget::{Category, MemoryBudget, Pressure};
 use crate::config::Config;
 use crate::cpu::CpuPools;
 use crate::error::EngineError;
-use crate::estimate::Estimator;
+use crate::estimate::{Estimator, HostLayout};
 use crate::jobs::{Job, Registry};
 use crate::measured::MeasurementStore;
 use crate::metrics::Metrics;
@@ -306,6 +306,10 @@ pub(crate) struct Shared {
     /// Every prover makes a/b/c itself (`Config::device_abc`, `ProverBackend::evaluates_abc`):
     /// synthesis defers them.
     pub(crate) device_abc: bool,
+    /// Some prover plans its MSMs on the host (`ProverBackend::start_host_bytes` answers for
+    /// a circuit: the CUDA prover): estimates before a measurement count its `start`'s bytes
+    /// ([`crate::estimate::HostLayout::DevicePlans`]).
+    pub(crate) host_plans: bool,
     /// Finished partitions' buffers kept for the next synthesis (reserved, reclaimable).
     pub(crate) buffers: Arc<BufferPool>,
     /// Every job, and the request buffer.
@@ -331,6 +335,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// How the provers hold a partition whose a/b/c are made on the host, for an estimate
+    /// before any measurement; `bounded`: the circuit's aux variables held to 0 or 1.
+    pub(crate) fn host_layout(&self, bounded: usize) -> HostLayout {
+        if self.host_plans {
+            HostLayout::DevicePlans { bounded }
+        } else {
+            HostLayout::Cpu
+        }
+    }
+
     /// The engine's state for `config`.
     pub(crate) fn new(
         config: Config,
@@ -366,6 +380,11 @@ impl Shared {
             config.device_abc && !backends.is_empty() && backends.iter().all(|b| b.evaluates_abc());
         let on_devices =
             !backends.is_empty() && backends.iter().all(|b| b.device_memory().is_some());
+        // `start_host_bytes` answers `None` for the CPU prover's layout, whatever the circuit.
+        let empty = cuzk_groth16::Synthesized::default();
+        let host_plans = backends
+            .iter()
+            .any(|b| b.start_host_bytes(&empty).is_some());
         let srs = SrsCache::new(
             budget.clone(),
             planner.clone(),
@@ -465,6 +484,7 @@ impl Shared {
             metrics,
             devices,
             device_abc,
+            host_plans,
             buffers,
             jobs: Registry::new(request_pool),
             queue: Queue::default(),
