@@ -161,7 +161,6 @@ run() {
 case "${1:-}" in
 start)
   T0=$(date +%s)
-  for f in $D/*.gz; do [ -f "$f" ] && gunzip -kf "$f"; done
   [ "${POINTS:-1}" = 0 ] || {
   echo "== setup_points ($D)"
   ( time CUZK_TEST_SETUP_POINTS=10000000 $D/setup_points --test-threads 1 --nocapture ) > $OUT/setup_points.log 2>&1
