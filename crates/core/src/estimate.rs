@@ -401,6 +401,27 @@ mod tests {
         }
     }
 
+    /// A counted partition as `Recorder::with_hints` in full mode lays it out: a/b/c
+    /// reserved to the domain, every value other than 0 or 1.
+    fn counted_partition(constraints: usize, inputs: usize, aux: usize) -> Synthesized {
+        let len = constraints + inputs;
+        let domain = len.next_power_of_two();
+        let filled = |n: usize, cap: usize| {
+            let mut v = Vec::with_capacity(cap);
+            v.resize(n, Scalar::from(7u64));
+            v
+        };
+        Synthesized {
+            inputs: filled(inputs, inputs),
+            aux: filled(aux, aux),
+            a: filled(len, domain),
+            b: filled(len, domain),
+            c: filled(len, domain),
+            num_constraints: constraints,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn shape_estimate_covers_the_measurement() {
         let s = fake(1000, 3, 900);
@@ -514,23 +535,7 @@ mod tests {
     #[test]
     fn a_counted_shape_on_host_planning_provers_covers_their_start_bytes() {
         let (c, i, a): (usize, usize, usize) = (100_000, 3, 90_000);
-        let domain = (c + i).next_power_of_two();
-        let x = Scalar::from(7u64);
-        let filled = |n: usize, cap: usize| {
-            let mut v = Vec::with_capacity(cap);
-            v.resize(n, x);
-            v
-        };
-        // As the recorder lays out a counted partition, no value 0 or 1.
-        let s = Synthesized {
-            inputs: filled(i, i),
-            aux: filled(a, a),
-            a: filled(c + i, domain),
-            b: filled(c + i, domain),
-            c: filled(c + i, domain),
-            num_constraints: c,
-            ..Default::default()
-        };
+        let s = counted_partition(c, i, a);
         let copy = cuzk_groth16::CompactAux::from_full(&s.aux).heap_bytes() as u64;
         let held = resident_bytes(&s) + 3 * 36 * (i + a) as u64 + copy;
         let plans = WorkingSetEstimate::from_counted_shape_with_plans(c, i, a, 0);
@@ -563,23 +568,7 @@ mod tests {
     #[test]
     fn counted_shape_covers_a_preallocated_partition_without_the_growth_margin() {
         let (c, i, a): (usize, usize, usize) = (100_000, 3, 90_000);
-        let domain = (c + i).next_power_of_two();
-        let x = Scalar::from(7u64);
-        let filled = |n: usize, cap: usize| {
-            let mut v = Vec::with_capacity(cap);
-            v.resize(n, x);
-            v
-        };
-        // As `Recorder::with_hints` in full mode lays it out: a/b/c reserved to the domain.
-        let s = Synthesized {
-            inputs: filled(i, i),
-            aux: filled(a, a),
-            a: filled(c + i, domain),
-            b: filled(c + i, domain),
-            c: filled(c + i, domain),
-            num_constraints: c,
-            ..Default::default()
-        };
+        let s = counted_partition(c, i, a);
         let counted = WorkingSetEstimate::from_counted_shape(c, i, a);
         let loose = WorkingSetEstimate::from_shape(c, i, a);
         let measured = WorkingSetEstimate::from_synthesized(&s);

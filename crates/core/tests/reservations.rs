@@ -16,15 +16,21 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// [`FakePlanner`] keeping its measurements in `dir`.
+/// [`FakePlanner`] keeping its measurements in `dir`; with `counted`, its shape hints are
+/// counted (exact and preallocated), as the Filecoin planner's are.
 struct Kept {
     inner: FakePlanner,
     dir: PathBuf,
+    counted: bool,
 }
 
 impl Planner for Kept {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        self.inner.plan(req)
+        let mut plan = self.inner.plan(req)?;
+        for p in &mut plan.partitions {
+            p.shape_counted = self.counted;
+        }
+        Ok(plan)
     }
     fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
         self.inner.params_path(id)
@@ -53,6 +59,7 @@ fn planner(dir: &Path) -> Arc<Kept> {
             live: Default::default(),
         },
         dir: dir.to_path_buf(),
+        counted: false,
     })
 }
 
@@ -185,29 +192,6 @@ async fn a_prover_that_counts_its_start_bytes_gets_them_reserved_exactly() {
     e.shutdown(Duration::from_secs(5)).await;
 }
 
-/// [`FakePlanner`] whose shape hints are counted (exact and preallocated), as the Filecoin
-/// planner's are.
-struct Counted(FakePlanner);
-
-impl Planner for Counted {
-    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
-        let mut plan = self.0.plan(req)?;
-        for p in &mut plan.partitions {
-            p.shape_counted = true;
-        }
-        Ok(plan)
-    }
-    fn params_path(&self, id: &str) -> Result<PathBuf, EngineError> {
-        self.0.params_path(id)
-    }
-    fn srs_size_hint(&self, id: &str) -> Result<u64, EngineError> {
-        self.0.srs_size_hint(id)
-    }
-    fn load_srs(&self, id: &str) -> Result<Srs, EngineError> {
-        self.0.load_srs(id)
-    }
-}
-
 /// Before any measurement, a counted partition on a prover that plans its MSMs on the host
 /// (the CUDA prover with a/b/c on the host) is admitted with that prover's `start` bytes
 /// bounded, not the CPU prover's layout, which fell short for winning-32g on the H100
@@ -226,6 +210,7 @@ async fn a_first_counted_partition_on_a_host_planning_prover_reserves_its_plans(
     let cpu = WorkingSetEstimate::from_counted_shape(c, i, a).admission_bytes();
     assert!(plans > cpu, "{plans} vs {cpu}: nothing to show");
     for (start_host, want) in [(Some(40_000), plans), (None, cpu)] {
+        let kept = tempfile::tempdir().unwrap();
         let mut backend = FakeBackend::new(1, 0);
         if let Some(extra) = start_host {
             backend = backend.with_start_host(extra);
@@ -233,7 +218,11 @@ async fn a_first_counted_partition_on_a_host_planning_prover_reserves_its_plans(
         let e = Engine::new(
             sim_config(4 * plans + fake_srs(100).size_bytes()),
             vec![Arc::new(backend)],
-            Arc::new(Counted(fake())),
+            Arc::new(Kept {
+                inner: fake(),
+                dir: kept.path().to_path_buf(),
+                counted: true,
+            }),
         )
         .unwrap();
         let id = e.submit(req("first", "")).unwrap().job_id;
