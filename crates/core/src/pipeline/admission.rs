@@ -12,7 +12,6 @@ use super::partition::{Admitted, Held, Partition, Planned};
 use super::shared::{Shared, URGENT};
 use crate::budget::{Category, Reservation};
 use crate::error::{BudgetError, EngineError};
-use crate::estimate::HostLayout;
 use crate::planner::PartitionPlan;
 use crate::request::Priority;
 use tokio::sync::{watch, OwnedSemaphorePermit};
@@ -96,11 +95,7 @@ pub(crate) async fn admit(
     // a/b/c are deferred to the devices when they all make them and the circuit was compiled;
     // the compiled circuit says which aux values its constraints hold to 0 or 1.
     let bounded = acquired.handle.bounded_aux.unwrap_or(0);
-    let layout = if sh.device_abc && acquired.handle.prepared.is_some() {
-        HostLayout::Deferred { bounded }
-    } else {
-        sh.host_layout(bounded)
-    };
+    let layout = sh.host_layout(sh.device_abc && acquired.handle.prepared.is_some(), bounded);
     let est = sh.estimator.estimate(
         &p.circuit_id,
         shape_hint,
@@ -200,13 +195,7 @@ pub(crate) fn check_fits(
             // The least a partition may need: every aux value held to 0 or 1 by the
             // constraints (deferred where the devices make a/b/c). How many are is known once
             // the circuit is compiled; admission checks against that after the load.
-            let layout = if sh.device_abc {
-                HostLayout::Deferred {
-                    bounded: usize::MAX,
-                }
-            } else {
-                sh.host_layout(usize::MAX)
-            };
+            let layout = sh.host_layout(sh.device_abc, usize::MAX);
             let e = sh.estimator.estimate(
                 &p.circuit_id,
                 p.shape_hint,

@@ -335,10 +335,13 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// How the provers hold a partition whose a/b/c are made on the host, for an estimate
-    /// before any measurement; `bounded`: the circuit's aux variables held to 0 or 1.
-    pub(crate) fn host_layout(&self, bounded: usize) -> HostLayout {
-        if self.host_plans {
+    /// How the provers hold a partition, for an estimate before any measurement: a/b/c
+    /// `deferred` to the devices, else made on the host for the provers' layout; `bounded`:
+    /// the circuit's aux variables held to 0 or 1.
+    pub(crate) fn host_layout(&self, deferred: bool, bounded: usize) -> HostLayout {
+        if deferred {
+            HostLayout::Deferred { bounded }
+        } else if self.host_plans {
             HostLayout::DevicePlans { bounded }
         } else {
             HostLayout::Cpu
