@@ -1,8 +1,24 @@
-// h_ntt.cuh: the H polynomial by NTTs on the device: H = icoset((coset a · coset b − coset c) / Z).
+// h_ntt.cuh: the H polynomial by six NTTs on the device.
+//
+// H = (A·B − C) / Z, Z = X^n − 1, from a, b, c (the evaluations of A, B, C over the domain).
+// On the coset g·ω^i, Z is the constant g^n − 1, and a polynomial of degree below n is what
+// the inverse transform of its n evaluations returns, on the domain or on the coset. So with
+// T = icoset(coset A · coset B) (the polynomial of degree below n that agrees with A·B on the
+// coset, by linearity of icoset),
+//   H = icoset((coset A · coset B − coset C) / (g^n − 1)) = (T − ifft c) / (g^n − 1):
+// C's coset evaluations are never needed, and its forward NTT is saved (six NTTs, not seven:
+// ifft and coset of a and of b, icoset of the product, ifft of c). The identity is exact in
+// the field, for any a, b, c (a witness that does not satisfy the circuit included): the
+// coefficients are those of seven, bit for bit (`domain::quotient`, the host's, is the same).
 // Included by cuzk.cu, in the order listed there (it uses what the headers before it define).
 #pragma once
 
-// Queues H = icoset((coset(ifft a) * coset(ifft b) - coset(ifft c)) / Z) into a, on gpu[0].
+// sppark's bit reversal, protected in its NTT class.
+struct cuzk_ntt : NTT {
+    using NTT::bit_rev;
+};
+
+// Queues H's coefficients (natural order) into a, on gpu[0]; b and c are overwritten.
 static void queue_h_ntt(const gpu_t& gpu, cuzk_worker& w, size_t n)
 {
     stream_t& s = gpu[0];
@@ -10,7 +26,7 @@ static void queue_h_ntt(const gpu_t& gpu, cuzk_worker& w, size_t n)
     fr_t* d_b = d_a + n;
     fr_t* d_c = d_b + n;
     uint32_t lg = w.lg_domain;
-    for (fr_t* p : {d_a, d_b, d_c}) {
+    for (fr_t* p : {d_a, d_b}) {
         NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
                           NTT::Direction::inverse, NTT::Type::standard);
         NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
@@ -18,8 +34,12 @@ static void queue_h_ntt(const gpu_t& gpu, cuzk_worker& w, size_t n)
     }
     cuzk_mul_assign<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_b, n);
     CUDA_OK(cudaGetLastError());
+    // T and C in bit-reversed order (no reversal pass for either), then one pass for H
+    NTT::Base_dev_ptr(s, d_a, lg, NTT::InputOutputOrder::NR,
+                      NTT::Direction::inverse, NTT::Type::coset);
+    NTT::Base_dev_ptr(s, d_c, lg, NTT::InputOutputOrder::NR,
+                      NTT::Direction::inverse, NTT::Type::standard);
     cuzk_sub_scale<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_c, w.z_inv, n);
     CUDA_OK(cudaGetLastError());
-    NTT::Base_dev_ptr(s, d_a, lg, NTT::InputOutputOrder::NN,
-                      NTT::Direction::inverse, NTT::Type::coset);
+    cuzk_ntt::bit_rev(d_a, d_a, lg, s);
 }

@@ -22,7 +22,7 @@ pub struct CpuProver {}
 /// Wall time of each prover phase (zero for phases that did not run).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timings {
-    /// H = (A·B − C)/Z: seven NTTs and the pointwise steps.
+    /// H = (A·B − C)/Z: six NTTs and the pointwise steps (`domain::quotient`).
     pub ntt_h: Duration,
     /// Σ h_i·H_i.
     pub msm_h: Duration,
