@@ -99,3 +99,16 @@ cgroup() {
   rmdir $cg 2>/dev/null; mkdir -p $cg; echo $1 > $cg/memory.max; echo $cg
 }
 cg_report() { echo "cgroup $1: memory.max $(cat $1/memory.max) memory.peak $(cat $1/memory.peak) events: $(cat $1/memory.events | tr '\n' ' ')"; }
+# follow LOG DONE [SECS]: prints what LOG gained since the last call (the count of lines shown
+# is kept in LOG.seen; a run's `start` removes it), as it grows, until a line matches DONE or
+# SECS (540) pass. For a `setsid` run polled by calls back to back.
+follow() {
+  local log=$1 done=$2 t seen n
+  t=$(date +%s); seen=$(cat $log.seen 2>/dev/null || echo 0)
+  while [ $(( $(date +%s) - t )) -lt ${3:-540} ]; do
+    n=$(wc -l < $log 2>/dev/null || echo 0)
+    [ "$n" -gt "$seen" ] && { sed -n "$((seen + 1)),${n}p" $log; seen=$n; echo $seen > $log.seen; }
+    grep -q "$done" $log 2>/dev/null && break
+    sleep 5
+  done
+}

@@ -37,7 +37,7 @@ run() {
 
 case "${1:-}" in
 start)
-  rm -f $LOG /tmp/h.seen
+  rm -f $LOG $LOG.seen
   setsid nohup bash -c "OUT=/tmp/hout T0=$(date +%s) $0 run-inner" > $LOG 2>&1 < /dev/null &
   echo "run started"
   ;;
@@ -45,13 +45,7 @@ run-inner)
   mkdir -p /tmp/hout; run
   ;;
 wait)
-  t=$(date +%s); seen=$(cat /tmp/h.seen 2>/dev/null || echo 0)
-  while [ $(( $(date +%s) - t )) -lt ${2:-540} ]; do
-    n=$(wc -l < $LOG 2>/dev/null || echo 0)
-    [ "$n" -gt "$seen" ] && { sed -n "$((seen + 1)),${n}p" $LOG; seen=$n; echo $seen > /tmp/h.seen; }
-    grep -q "== h done" $LOG 2>/dev/null && break
-    sleep 5
-  done
+  follow $LOG "== h done" ${2:-540}
   cp -f $LOG /tmp/hout/*.log /tmp/bench-*.err $OUT/ 2>/dev/null; true
   ;;
 *) echo "usage: h-ntt.sh start|wait [SECS]" >&2; exit 2 ;;

@@ -71,7 +71,7 @@ run() {
 
 case "${1:-}" in
 start)
-  rm -f $LOG /tmp/soak.seen
+  rm -f $LOG $LOG.seen
   setsid nohup bash -c "OUT=/tmp/sout T0=$(date +%s) $0 run-inner" > $LOG 2>&1 < /dev/null &
   echo "run started"
   ;;
@@ -79,13 +79,7 @@ run-inner)
   mkdir -p /tmp/sout; run
   ;;
 wait)
-  t=$(date +%s); seen=$(cat /tmp/soak.seen 2>/dev/null || echo 0)
-  while [ $(( $(date +%s) - t )) -lt ${2:-540} ]; do
-    n=$(wc -l < $LOG 2>/dev/null || echo 0)
-    [ "$n" -gt "$seen" ] && { sed -n "$((seen + 1)),${n}p" $LOG; seen=$n; echo $seen > /tmp/soak.seen; }
-    grep -q "== soak done" $LOG 2>/dev/null && break
-    sleep 5
-  done
+  follow $LOG "== soak done" ${2:-540}
   cp -f $LOG /tmp/daemon.log /tmp/bench-soak.log /tmp/metrics-*.txt $OUT/ 2>/dev/null; true
   ;;
 *) echo "usage: soak.sh start|wait [SECS]" >&2; exit 2 ;;

@@ -167,7 +167,7 @@ start)
   grep -E "^test |test result|^real|G1 x|G2 x|panicked|differs" $OUT/setup_points.log | tail -24
   grep -q "test result: ok" $OUT/setup_points.log || { echo "setup_points failed: not starting the run"; exit 1; }
   }
-  rm -f $LOG
+  rm -f $LOG $LOG.seen
   setsid nohup bash -c "OUT=/tmp/vout T0=$T0 PHASES='${PHASES:-}' HOST_MSM='${HOST_MSM:-}' DEVICE_ABC='${DEVICE_ABC:-}' $0 run-inner" > $LOG 2>&1 < /dev/null &
   echo "run started"
   ;;
@@ -175,13 +175,7 @@ run-inner)
   mkdir -p /tmp/vout; OUT=/tmp/vout run
   ;;
 wait)
-  t=$(date +%s); seen=0
-  while [ $(( $(date +%s) - t )) -lt ${2:-540} ]; do
-    n=$(wc -l < $LOG 2>/dev/null || echo 0)
-    [ "$n" -gt "$seen" ] && { sed -n "$((seen + 1)),${n}p" $LOG; seen=$n; }
-    grep -q "== v done" $LOG 2>/dev/null && break
-    sleep 5
-  done
+  follow $LOG "== v done" ${2:-540}
   cp -f /tmp/v.log /tmp/daemon.log $OUT/ 2>/dev/null
   grep -q "== v done" $LOG 2>/dev/null && cp -f /tmp/st/*.json $OUT/ 2>/dev/null; true
   ;;
