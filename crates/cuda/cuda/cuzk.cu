@@ -59,6 +59,7 @@ typedef fr_t scalar_t;
 #include "h_ntt.cuh"
 #include "gpu_phase.cuh"
 #include "msm_compare.cuh"
+#include "h_compare.cuh"
 
 // ---------------------------------------------------------------------------------------
 // C ABI
@@ -446,6 +447,18 @@ RustError::by_value cuzk_msm_compare(int dev, int g2, const void* bases, size_t 
         else
             compare_msm<bucket_t, point_t, affine_t, g1_raw>(gpu, bases, m, scalars, n, runs,
                                                             ref, got, own, ms);
+    CUZK_CATCH
+}
+
+// Diagnostics: H from a | b | c (3·2^lg scalars) by six NTTs and by seven (h_compare.cuh),
+// into `six` and `seven` (2^lg scalars each), with their median device times in ms[0..2].
+RustError::by_value cuzk_h_compare(int dev, uint32_t lg, const fr_t* abc, const fr_t* z_inv,
+                                   uint32_t runs, fr_t* six, fr_t* seven, double* ms)
+{
+    CUZK_TRY
+        CUZK_REQUIRE(lg >= 1 && lg <= 28, "domain size");
+        const gpu_t& gpu = select_gpu(dev);
+        compare_h(gpu, lg, abc, *z_inv, runs, six, seven, ms);
     CUZK_CATCH
 }
 

@@ -18,28 +18,34 @@ struct cuzk_ntt : NTT {
     using NTT::bit_rev;
 };
 
-// Queues H's coefficients (natural order) into a, on gpu[0]; b and c are overwritten.
-static void queue_h_ntt(const gpu_t& gpu, cuzk_worker& w, size_t n)
+// Queues H's coefficients (natural order) into d_a from a, b, c (each n = 2^lg, natural
+// order) on `s`; d_b and d_c are overwritten.
+static void queue_h_poly(stream_t& s, fr_t* d_a, fr_t* d_b, fr_t* d_c, uint32_t lg,
+                         const fr_t& z_inv, uint32_t grid)
 {
-    stream_t& s = gpu[0];
-    fr_t* d_a = w.abc.as<fr_t>();
-    fr_t* d_b = d_a + n;
-    fr_t* d_c = d_b + n;
-    uint32_t lg = w.lg_domain;
+    const size_t n = (size_t)1 << lg;
     for (fr_t* p : {d_a, d_b}) {
         NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
                           NTT::Direction::inverse, NTT::Type::standard);
         NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
                           NTT::Direction::forward, NTT::Type::coset);
     }
-    cuzk_mul_assign<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_b, n);
+    cuzk_mul_assign<<<grid, 1024, 0, s>>>(d_a, d_b, n);
     CUDA_OK(cudaGetLastError());
     // T and C in bit-reversed order (no reversal pass for either), then one pass for H
     NTT::Base_dev_ptr(s, d_a, lg, NTT::InputOutputOrder::NR,
                       NTT::Direction::inverse, NTT::Type::coset);
     NTT::Base_dev_ptr(s, d_c, lg, NTT::InputOutputOrder::NR,
                       NTT::Direction::inverse, NTT::Type::standard);
-    cuzk_sub_scale<<<gpu.sm_count() * 2, 1024, 0, s>>>(d_a, d_c, w.z_inv, n);
+    cuzk_sub_scale<<<grid, 1024, 0, s>>>(d_a, d_c, z_inv, n);
     CUDA_OK(cudaGetLastError());
     cuzk_ntt::bit_rev(d_a, d_a, lg, s);
+}
+
+// Queues H's coefficients into the worker's a, on gpu[0].
+static void queue_h_ntt(const gpu_t& gpu, cuzk_worker& w, size_t n)
+{
+    CUZK_REQUIRE(n == (size_t)1 << w.lg_domain, "a/b/c span the domain");
+    fr_t* d_a = w.abc.as<fr_t>();
+    queue_h_poly(gpu[0], d_a, d_a + n, d_a + 2 * n, w.lg_domain, w.z_inv, gpu.sm_count() * 2);
 }

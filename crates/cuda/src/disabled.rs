@@ -83,6 +83,18 @@ impl CudaProver {
     }
 
     /// Always fails: this build has no CUDA backend.
+    pub fn h_time(
+        &self,
+        _lg: u32,
+        _a: &[Scalar],
+        _b: &[Scalar],
+        _c: &[Scalar],
+        _runs: u32,
+    ) -> Result<crate::HTimes, ProveError> {
+        Err(unavailable())
+    }
+
+    /// Always fails: this build has no CUDA backend.
     pub fn msm_time_g1(
         &self,
         _bases: &[blstrs::G1Affine],

@@ -272,6 +272,20 @@ extern "C" {
         o: *mut u8,
         ms: *mut f64,
     ) -> sppark::Error;
+    /// H from `abc` (a | b | c, 3·2^`lg` scalars) by six NTTs into `six` and by the textbook
+    /// seven into `seven` (2^`lg` scalars each), their median device milliseconds over `runs`
+    /// runs after an untimed one in `ms[0]` and `ms[1]`. The caller holds the interlock.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn cuzk_h_compare(
+        dev: c_int,
+        lg: u32,
+        abc: *const Scalar,
+        z_inv: *const Scalar,
+        runs: u32,
+        six: *mut Scalar,
+        seven: *mut Scalar,
+        ms: *mut f64,
+    ) -> sppark::Error;
     /// The device bytes the sorted MSM allocates for `n` points.
     pub(crate) fn cuzk_sorted_msm_bytes(dev: c_int, n: usize, bytes: *mut usize) -> sppark::Error;
     pub(crate) fn cuzk_host_register(

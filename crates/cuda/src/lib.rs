@@ -122,6 +122,18 @@ pub struct MsmTimes {
     pub device_ms: [f64; 3],
 }
 
+/// The H polynomial by the six NTTs proofs use and by the textbook seven, on the same inputs;
+/// see [`CudaProver::h_time`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct HTimes {
+    /// H's 2^lg coefficients by six NTTs (`cuda/h_ntt.cuh`).
+    pub six: Vec<blstrs::Scalar>,
+    /// The same by seven (`cuda/h_compare.cuh`).
+    pub seven: Vec<blstrs::Scalar>,
+    /// Median device milliseconds of six and of seven, inputs and H in VRAM.
+    pub device_ms: [f64; 2],
+}
+
 /// Wall-clock milliseconds of each phase of one [`CudaProver`] `start`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PhaseTimings {

@@ -1,13 +1,15 @@
 //! Diagnostics: one MSM computed on the device by sppark's own Pippenger, by the queued one
 //! ([`crate::CudaOptions::queued_msm`], `cuda/queued_msm.cuh`) and, in G1, by the sorted one
 //! (`cuda/sorted_msm.cuh`), for the tests to compare with each other and with the host's sum
-//! at sizes no proof in a test reaches, and for `cuzk-gpu-bench msm` to time side by side.
+//! at sizes no proof in a test reaches, and for `cuzk-gpu-bench msm` to time side by side; and
+//! the H polynomial by six NTTs beside the textbook seven (`cuzk-gpu-bench ntt`).
 use super::{dev_err, CudaProver};
 use crate::ffi;
 use crate::points::{jac1, jac2};
-use crate::MsmTimes;
+use crate::{HTimes, MsmTimes};
 use crate::vram::lock;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
 use cuzk_groth16::ProveError;
 
 impl CudaProver {
@@ -115,6 +117,58 @@ impl CudaProver {
             )
         };
         ffi::check(err, "msm comparison").map_err(dev_err)
+    }
+
+    /// H = (A·B − C)/Z's 2^`lg` coefficients for A, B, C given by their evaluations `a`, `b`,
+    /// `c` on the domain of 2^`lg` points (zero-padded), by the six NTTs proofs use and by the
+    /// textbook seven, each once untimed and then `runs` times (the medians; with `runs` 0,
+    /// the one run's times), under the device interlock. The device holds 6·2^`lg` scalars
+    /// outside the VRAM budget: run it on an otherwise idle device.
+    pub fn h_time(
+        &self,
+        lg: u32,
+        a: &[Scalar],
+        b: &[Scalar],
+        c: &[Scalar],
+        runs: u32,
+    ) -> Result<HTimes, ProveError> {
+        let n = 1usize << lg.min(31);
+        if !(1..=28).contains(&lg) || a.len().max(b.len()).max(c.len()) > n {
+            return Err(ProveError::ShapeMismatch {
+                what: "H comparison domain",
+                expected: n,
+                got: a.len().max(b.len()).max(c.len()),
+            });
+        }
+        let mut abc = vec![Scalar::ZERO; 3 * n];
+        for (i, v) in [a, b, c].into_iter().enumerate() {
+            abc[i * n..i * n + v.len()].copy_from_slice(v);
+        }
+        let z_inv = super::coset_z_inv(n)?;
+        let (mut six, mut seven) = (vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]);
+        let mut ms = [0f64; 2];
+        let _held = lock(&self.dev.gpu_lock);
+        // SAFETY: `abc` holds 3·n scalars and `six`, `seven` n each, `ms` two doubles, all
+        // alive across the call; blstrs' Scalar is the device's fr_t (Montgomery form). The
+        // interlock is held.
+        let err = unsafe {
+            ffi::cuzk_h_compare(
+                self.dev.ordinal as i32,
+                lg,
+                abc.as_ptr(),
+                &z_inv,
+                runs,
+                six.as_mut_ptr(),
+                seven.as_mut_ptr(),
+                ms.as_mut_ptr(),
+            )
+        };
+        ffi::check(err, "H comparison").map_err(dev_err)?;
+        Ok(HTimes {
+            six,
+            seven,
+            device_ms: ms,
+        })
     }
 
     /// The device bytes the sorted MSM allocates for `n` points, as the device reports them

@@ -32,6 +32,14 @@
 //! run on the same inputs, and checks that the three results are equal. The points are
 //! 2^`bases-log` distinct ones (P0 + i·Q, made on the host) tiled; `random` scalars are the
 //! H polynomial's shape, `mixed` adds runs of 0, 1 and −1.
+//!
+//! ```text
+//! cuzk-gpu-bench ntt --log-n 24,26,27 [--runs 3]
+//! ```
+//!
+//! `ntt` times the H polynomial over a domain of 2^k (random a, b, c) by the six NTTs proofs
+//! use and by the textbook seven, in the same run on the same inputs (device time, inputs and
+//! H in VRAM), and checks that the two are equal.
 use cuzk_cuda::{CudaOptions, CudaProver, PhaseTimings};
 use cuzk_groth16::prover::random_blinding;
 use cuzk_groth16::{ProverBackend, Scalar, Srs, Synthesized};
@@ -103,7 +111,8 @@ fn run(args: &[String]) -> Result<(), String> {
         }
         Some("bench") => bench(args),
         Some("msm") => msm(args),
-        _ => Err("usage: cuzk-gpu-bench devices | bench --log-n 20,22 [--runs 3] [--pipeline 6] [--devices 0] [--workers 2,3] [--supraseal-times 24:3.1,26:9.8] | gen-params --log-n N --out FILE | msm --log-n 20,24,27 [--runs 3] [--bases-log 20] [--scalars random,mixed]".into()),
+        Some("ntt") => ntt(args),
+        _ => Err("usage: cuzk-gpu-bench devices | bench --log-n 20,22 [--runs 3] [--pipeline 6] [--devices 0] [--workers 2,3] [--supraseal-times 24:3.1,26:9.8] | gen-params --log-n N --out FILE | msm --log-n 20,24,27 [--runs 3] [--bases-log 20] [--scalars random,mixed] | ntt --log-n 24,27 [--runs 3]".into()),
     }
 }
 
@@ -184,6 +193,50 @@ fn msm(args: &[String]) -> Result<(), String> {
             if !equal {
                 return Err(format!("2^{k} {kind}: the three MSMs differ"));
             }
+        }
+    }
+    Ok(())
+}
+
+/// `cuzk-gpu-bench ntt`: see the module's documentation.
+fn ntt(args: &[String]) -> Result<(), String> {
+    use ff::Field;
+    use rayon::prelude::*;
+    let logs = list(opt(args, "--log-n").unwrap_or("24,26,27"))?;
+    let runs: u32 = opt(args, "--runs")
+        .unwrap_or("3")
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let gpu = CudaProver::new(0).map_err(|e| e.to_string())?;
+    println!("the H polynomial over 2^k (random a, b, c), device time, median of {runs} runs after a warm-up");
+    println!("| k | seven NTTs (reference) | six NTTs (proofs) | six ÷ seven | equal |");
+    println!("|---|---|---|---|---|");
+    for &k in &logs {
+        let n = 1usize << k;
+        let chunk = 1 << 16;
+        let v = |seed: u64| -> Vec<Scalar> {
+            (0..n.div_ceil(chunk))
+                .into_par_iter()
+                .flat_map_iter(|j| {
+                    let mut r = ChaCha8Rng::seed_from_u64(seed << 32 | j as u64);
+                    (0..chunk.min(n - j * chunk)).map(move |_| Scalar::random(&mut r))
+                })
+                .collect()
+        };
+        let (a, b, c) = (v(1), v(2), v(3));
+        let h = gpu
+            .h_time(k as u32, &a, &b, &c, runs)
+            .map_err(|e| e.to_string())?;
+        let equal = h.six == h.seven;
+        println!(
+            "| {k} | {:.1} ms | {:.1} ms | **{:.3}×** | {} |",
+            h.device_ms[1],
+            h.device_ms[0],
+            h.device_ms[0] / h.device_ms[1],
+            if equal { "yes" } else { "NO" }
+        );
+        if !equal {
+            return Err(format!("2^{k}: six NTTs differ from seven"));
         }
     }
     Ok(())

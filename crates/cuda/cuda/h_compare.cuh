@@ -1,0 +1,72 @@
+// h_compare.cuh: the H polynomial by h_ntt.cuh's six NTTs beside the textbook seven (each of
+// a, b, c to the coset, (a·b − c)/Z there, back by icoset), on the same inputs, timed on the
+// device (the cuzk_h_compare entry, for the tests and `cuzk-gpu-bench ntt`).
+// Included by cuzk.cu, in the order listed there (it uses what the headers before it define).
+#pragma once
+
+// The reference: H by seven NTTs into d_a (h_ntt.cuh's sequence before session 28).
+static void queue_h_poly_seven(stream_t& s, fr_t* d_a, fr_t* d_b, fr_t* d_c, uint32_t lg,
+                               const fr_t& z_inv, uint32_t grid)
+{
+    const size_t n = (size_t)1 << lg;
+    for (fr_t* p : {d_a, d_b, d_c}) {
+        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
+                          NTT::Direction::inverse, NTT::Type::standard);
+        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
+                          NTT::Direction::forward, NTT::Type::coset);
+    }
+    cuzk_mul_assign<<<grid, 1024, 0, s>>>(d_a, d_b, n);
+    CUDA_OK(cudaGetLastError());
+    cuzk_sub_scale<<<grid, 1024, 0, s>>>(d_a, d_c, z_inv, n);
+    CUDA_OK(cudaGetLastError());
+    NTT::Base_dev_ptr(s, d_a, lg, NTT::InputOutputOrder::NN,
+                      NTT::Direction::inverse, NTT::Type::coset);
+}
+
+// H of abc = a | b | c (host, 3·2^lg scalars, Montgomery form) by six NTTs into `six` and by
+// seven into `seven` (host, 2^lg each), each once untimed and then `runs` more times; ms[0]
+// and ms[1]: the median device time of six and of seven (from the inputs in VRAM to H in
+// VRAM: the copies to and from the host are not timed). Device memory: 6·2^lg scalars,
+// allocated and freed here.
+static void compare_h(const gpu_t& gpu, uint32_t lg, const fr_t* abc, const fr_t& z_inv,
+                      uint32_t runs, fr_t* six, fr_t* seven, double* ms)
+{
+    const size_t n = (size_t)1 << lg;
+    dev_ptr_t<fr_t> inputs{3 * n};
+    dev_ptr_t<fr_t> work{3 * n};
+    stream_t& s = gpu[0];
+    CUDA_OK(cudaMemcpy((fr_t*)inputs, abc, 3 * n * sizeof(fr_t), cudaMemcpyHostToDevice));
+    cudaEvent_t ev[2];
+    CUDA_OK(cudaEventCreate(&ev[0]));
+    CUDA_OK(cudaEventCreate(&ev[1]));
+    try {
+        for (int which = 0; which < 2; which++) {
+            std::vector<double> device;
+            for (uint32_t r = 0; r <= runs; r++) {
+                CUDA_OK(cudaMemcpyAsync((fr_t*)work, (const fr_t*)inputs, 3 * n * sizeof(fr_t),
+                                        cudaMemcpyDeviceToDevice, s));
+                CUDA_OK(cudaEventRecord(ev[0], s));
+                fr_t* w = work;
+                if (which == 0)
+                    queue_h_poly(s, w, w + n, w + 2 * n, lg, z_inv, gpu.sm_count() * 2);
+                else
+                    queue_h_poly_seven(s, w, w + n, w + 2 * n, lg, z_inv, gpu.sm_count() * 2);
+                CUDA_OK(cudaEventRecord(ev[1], s));
+                CUDA_OK(cudaEventSynchronize(ev[1]));
+                float d = 0;
+                CUDA_OK(cudaEventElapsedTime(&d, ev[0], ev[1]));
+                if (r > 0 || runs == 0) device.push_back((double)d);
+            }
+            CUDA_OK(cudaMemcpy(which == 0 ? six : seven, (const fr_t*)work, n * sizeof(fr_t),
+                               cudaMemcpyDeviceToHost));
+            std::sort(device.begin(), device.end());
+            ms[which] = device[device.size() / 2];
+        }
+    } catch (...) {
+        (void)cudaEventDestroy(ev[0]);
+        (void)cudaEventDestroy(ev[1]);
+        throw;
+    }
+    (void)cudaEventDestroy(ev[0]);
+    (void)cudaEventDestroy(ev[1]);
+}
