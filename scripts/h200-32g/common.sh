@@ -99,6 +99,14 @@ cgroup() {
   rmdir $cg 2>/dev/null; mkdir -p $cg; echo $1 > $cg/memory.max; echo $cg
 }
 cg_report() { echo "cgroup $1: memory.max $(cat $1/memory.max) memory.peak $(cat $1/memory.peak) events: $(cat $1/memory.events | tr '\n' ' ')"; }
+# detach LOG DIR SCRIPT: `SCRIPT run-inner` in its own session (it outlives the call), logging
+# to LOG, with OUT=DIR (made) and T0 set to now; follow's count for LOG is reset.
+detach() {
+  rm -f $1 $1.seen
+  mkdir -p $2
+  setsid nohup bash -c "OUT=$2 T0=$(date +%s) bash $3 run-inner" > $1 2>&1 < /dev/null &
+  echo "run started"
+}
 # follow LOG DONE [SECS]: prints what LOG gained since the last call (the count of lines shown
 # is kept in LOG.seen; a run's `start` removes it), as it grows, until a line matches DONE or
 # SECS (540) pass. For a `setsid` run polled by calls back to back.

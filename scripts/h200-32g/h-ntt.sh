@@ -37,12 +37,10 @@ run() {
 
 case "${1:-}" in
 start)
-  rm -f $LOG $LOG.seen
-  setsid nohup bash -c "OUT=/tmp/hout T0=$(date +%s) $0 run-inner" > $LOG 2>&1 < /dev/null &
-  echo "run started"
+  detach $LOG /tmp/hout $0
   ;;
 run-inner)
-  mkdir -p /tmp/hout; run
+  run
   ;;
 wait)
   follow $LOG "== h done" ${2:-540}

@@ -71,12 +71,10 @@ run() {
 
 case "${1:-}" in
 start)
-  rm -f $LOG $LOG.seen
-  setsid nohup bash -c "OUT=/tmp/sout T0=$(date +%s) $0 run-inner" > $LOG 2>&1 < /dev/null &
-  echo "run started"
+  detach $LOG /tmp/sout $0
   ;;
 run-inner)
-  mkdir -p /tmp/sout; run
+  run
   ;;
 wait)
   follow $LOG "== soak done" ${2:-540}
