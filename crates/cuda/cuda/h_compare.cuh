@@ -9,12 +9,8 @@ static void queue_h_poly_seven(stream_t& s, fr_t* d_a, fr_t* d_b, fr_t* d_c, uin
                                const fr_t& z_inv, uint32_t grid)
 {
     const size_t n = (size_t)1 << lg;
-    for (fr_t* p : {d_a, d_b, d_c}) {
-        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
-                          NTT::Direction::inverse, NTT::Type::standard);
-        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
-                          NTT::Direction::forward, NTT::Type::coset);
-    }
+    for (fr_t* p : {d_a, d_b, d_c})
+        queue_to_coset(s, p, lg);
     cuzk_mul_assign<<<grid, 1024, 0, s>>>(d_a, d_b, n);
     CUDA_OK(cudaGetLastError());
     cuzk_sub_scale<<<grid, 1024, 0, s>>>(d_a, d_c, z_inv, n);
@@ -36,37 +32,23 @@ static void compare_h(const gpu_t& gpu, uint32_t lg, const fr_t* abc, const fr_t
     dev_ptr_t<fr_t> work{3 * n};
     stream_t& s = gpu[0];
     CUDA_OK(cudaMemcpy((fr_t*)inputs, abc, 3 * n * sizeof(fr_t), cudaMemcpyHostToDevice));
-    cudaEvent_t ev[2];
-    CUDA_OK(cudaEventCreate(&ev[0]));
-    CUDA_OK(cudaEventCreate(&ev[1]));
-    try {
-        for (int which = 0; which < 2; which++) {
-            std::vector<double> device;
-            for (uint32_t r = 0; r <= runs; r++) {
-                CUDA_OK(cudaMemcpyAsync((fr_t*)work, (const fr_t*)inputs, 3 * n * sizeof(fr_t),
-                                        cudaMemcpyDeviceToDevice, s));
-                CUDA_OK(cudaEventRecord(ev[0], s));
-                fr_t* w = work;
-                if (which == 0)
-                    queue_h_poly(s, w, w + n, w + 2 * n, lg, z_inv, gpu.sm_count() * 2);
-                else
-                    queue_h_poly_seven(s, w, w + n, w + 2 * n, lg, z_inv, gpu.sm_count() * 2);
-                CUDA_OK(cudaEventRecord(ev[1], s));
-                CUDA_OK(cudaEventSynchronize(ev[1]));
-                float d = 0;
-                CUDA_OK(cudaEventElapsedTime(&d, ev[0], ev[1]));
-                if (r > 0 || runs == 0) device.push_back((double)d);
-            }
-            CUDA_OK(cudaMemcpy(which == 0 ? six : seven, (const fr_t*)work, n * sizeof(fr_t),
-                               cudaMemcpyDeviceToHost));
-            std::sort(device.begin(), device.end());
-            ms[which] = device[device.size() / 2];
-        }
-    } catch (...) {
-        (void)cudaEventDestroy(ev[0]);
-        (void)cudaEventDestroy(ev[1]);
-        throw;
+    for (int which = 0; which < 2; which++) {
+        double wall;
+        fr_t* w = work;
+        // the inputs copied back into place before each run, outside its time
+        auto restore = [&] {
+            CUDA_OK(cudaMemcpyAsync(w, (const fr_t*)inputs, 3 * n * sizeof(fr_t),
+                                    cudaMemcpyDeviceToDevice, s));
+        };
+        timed(gpu, runs, wall, ms[which], [&](cudaEvent_t end) {
+            if (which == 0)
+                queue_h_poly(s, w, w + n, w + 2 * n, lg, z_inv, gpu.sm_count() * 2);
+            else
+                queue_h_poly_seven(s, w, w + n, w + 2 * n, lg, z_inv, gpu.sm_count() * 2);
+            CUDA_OK(cudaEventRecord(end, s));
+            CUDA_OK(cudaEventSynchronize(end));
+        }, restore);
+        CUDA_OK(cudaMemcpy(which == 0 ? six : seven, w, n * sizeof(fr_t),
+                           cudaMemcpyDeviceToHost));
     }
-    (void)cudaEventDestroy(ev[0]);
-    (void)cudaEventDestroy(ev[1]);
 }

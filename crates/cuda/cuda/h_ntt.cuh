@@ -18,18 +18,24 @@ struct cuzk_ntt : NTT {
     using NTT::bit_rev;
 };
 
+// Queues p (2^lg evaluations on the domain, natural order) → its evaluations on the coset
+// (natural order), in place: ifft, then the coset NTT, no reversal pass between them.
+static void queue_to_coset(stream_t& s, fr_t* p, uint32_t lg)
+{
+    NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
+                      NTT::Direction::inverse, NTT::Type::standard);
+    NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
+                      NTT::Direction::forward, NTT::Type::coset);
+}
+
 // Queues H's coefficients (natural order) into d_a from a, b, c (each n = 2^lg, natural
 // order) on `s`; d_b and d_c are overwritten.
 static void queue_h_poly(stream_t& s, fr_t* d_a, fr_t* d_b, fr_t* d_c, uint32_t lg,
                          const fr_t& z_inv, uint32_t grid)
 {
     const size_t n = (size_t)1 << lg;
-    for (fr_t* p : {d_a, d_b}) {
-        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::NR,
-                          NTT::Direction::inverse, NTT::Type::standard);
-        NTT::Base_dev_ptr(s, p, lg, NTT::InputOutputOrder::RN,
-                          NTT::Direction::forward, NTT::Type::coset);
-    }
+    queue_to_coset(s, d_a, lg);
+    queue_to_coset(s, d_b, lg);
     cuzk_mul_assign<<<grid, 1024, 0, s>>>(d_a, d_b, n);
     CUDA_OK(cudaGetLastError());
     // T and C in bit-reversed order (no reversal pass for either), then one pass for H

@@ -7,8 +7,10 @@
 // Runs `f` once, then `runs` more times when runs > 0 (the first run then a warm-up, not
 // timed); `ms` gets the median wall time of the timed runs and `dev` the median device time
 // from an event recorded on gpu[0] before f to the one f records (passed to it) at its end.
-template<class F>
-static void timed(const gpu_t& gpu, uint32_t runs, double& ms, double& dev, F f)
+// `prep`, before each run, is outside both times (work it queues on gpu[0] precedes the
+// first event).
+template<class F, class P>
+static void timed(const gpu_t& gpu, uint32_t runs, double& ms, double& dev, F f, P prep)
 {
     std::vector<double> wall, device;
     cudaEvent_t ev[2];
@@ -16,6 +18,7 @@ static void timed(const gpu_t& gpu, uint32_t runs, double& ms, double& dev, F f)
     CUDA_OK(cudaEventCreate(&ev[1]));
     try {
         for (uint32_t r = 0; r <= runs; r++) {
+            prep();
             auto t0 = std::chrono::steady_clock::now();
             CUDA_OK(cudaEventRecord(ev[0], gpu[0]));
             f(ev[1]);
@@ -39,6 +42,12 @@ static void timed(const gpu_t& gpu, uint32_t runs, double& ms, double& dev, F f)
     std::sort(device.begin(), device.end());
     ms = wall[wall.size() / 2];
     dev = device[device.size() / 2];
+}
+
+template<class F>
+static void timed(const gpu_t& gpu, uint32_t runs, double& ms, double& dev, F f)
+{
+    timed(gpu, runs, ms, dev, f, [] {});
 }
 
 // Σ scalars[i]·bases[i mod m] over n points, by sppark's msm_t into `ref`, by queued_msm into
