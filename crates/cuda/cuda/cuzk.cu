@@ -521,7 +521,10 @@ RustError::by_value cuzk_fixed_base_create(int dev, int g2, const void* table, s
             const size_t bytes = len * (g2 ? sizeof(affine2_t::mem_t) : sizeof(affine_t::mem_t));
             CUDA_OK(cudaStreamCreateWithFlags(&fb->stream, cudaStreamNonBlocking));
             CUDA_OK(cudaMalloc(&fb->table, bytes));
-            CUDA_OK(cudaMemcpy(fb->table, table, bytes, cudaMemcpyHostToDevice));
+            // (on its stream, waited for: cudaMemcpy from pageable memory may return before
+            // its DMA lands, and the non-blocking stream would not wait for it)
+            CUDA_OK(cudaMemcpyAsync(fb->table, table, bytes, cudaMemcpyHostToDevice, fb->stream));
+            CUDA_OK(cudaStreamSynchronize(fb->stream));
         } catch (...) {
             if (fb->table) cudaFree(fb->table);
             if (fb->stream) cudaStreamDestroy(fb->stream);

@@ -31,7 +31,9 @@ static void compare_h(const gpu_t& gpu, uint32_t lg, const fr_t* abc, const fr_t
     dev_ptr_t<fr_t> inputs{3 * n};
     dev_ptr_t<fr_t> work{3 * n};
     stream_t& s = gpu[0];
-    CUDA_OK(cudaMemcpy((fr_t*)inputs, abc, 3 * n * sizeof(fr_t), cudaMemcpyHostToDevice));
+    // (on s, not cudaMemcpy: from pageable memory that may return before its DMA lands, and
+    // s, non-blocking, does not wait for the legacy stream)
+    CUDA_OK(cudaMemcpyAsync((fr_t*)inputs, abc, 3 * n * sizeof(fr_t), cudaMemcpyHostToDevice, s));
     for (int which = 0; which < 2; which++) {
         double wall;
         fr_t* w = work;
@@ -48,7 +50,8 @@ static void compare_h(const gpu_t& gpu, uint32_t lg, const fr_t* abc, const fr_t
             CUDA_OK(cudaEventRecord(end, s));
             CUDA_OK(cudaEventSynchronize(end));
         }, restore);
-        CUDA_OK(cudaMemcpy(which == 0 ? six : seven, w, n * sizeof(fr_t),
-                           cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaMemcpyAsync(which == 0 ? six : seven, w, n * sizeof(fr_t),
+                                cudaMemcpyDeviceToHost, s));
+        s.sync();
     }
 }

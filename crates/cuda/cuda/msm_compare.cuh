@@ -63,8 +63,12 @@ static void compare_msm(const gpu_t& gpu, const void* bases, size_t m, const fr_
     dev_ptr_t<raw_t> d_base{m};
     dev_ptr_t<raw_t> d_pts{n};
     dev_ptr_t<fr_t> d_sc{n};
-    CUDA_OK(cudaMemcpy((raw_t*)d_base, bases, m * sizeof(raw_t), cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy((fr_t*)d_sc, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice));
+    // (on gpu[0], which uses them: cudaMemcpy from pageable memory may return before its DMA
+    // lands, and gpu[0], non-blocking, does not wait for the legacy stream)
+    CUDA_OK(cudaMemcpyAsync((raw_t*)d_base, bases, m * sizeof(raw_t), cudaMemcpyHostToDevice,
+                            gpu[0]));
+    CUDA_OK(cudaMemcpyAsync((fr_t*)d_sc, scalars, n * sizeof(fr_t), cudaMemcpyHostToDevice,
+                            gpu[0]));
     cuzk_tile<raw_t><<<gpu.sm_count() * 4, 256, 0, gpu[0]>>>(d_pts, d_base, m, n);
     CUDA_OK(cudaGetLastError());
     gpu[0].sync();

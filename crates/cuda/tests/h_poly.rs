@@ -20,6 +20,15 @@ fn random_vec(rng: &mut ChaCha8Rng, n: usize) -> Vec<Scalar> {
     (0..n).map(|_| Scalar::random(&mut *rng)).collect()
 }
 
+/// The first index where `x` and `y` differ, and how many do (None: equal, lengths included).
+fn first_difference(x: &[Scalar], y: &[Scalar]) -> Option<(usize, usize)> {
+    if x.len() != y.len() {
+        return Some((x.len().min(y.len()), x.len().abs_diff(y.len())));
+    }
+    let bad = x.iter().zip(y).filter(|(p, q)| p != q).count();
+    x.iter().zip(y).position(|(p, q)| p != q).map(|i| (i, bad))
+}
+
 #[test]
 fn six_ntts_equal_seven_and_the_host() {
     let _s = serial();
@@ -43,14 +52,25 @@ fn six_ntts_equal_seven_and_the_host() {
         let t = std::time::Instant::now();
         let h = gpu.h_time(lg, &a, &b, &c, 0).expect("H comparison");
         assert_eq!(h.six.len(), n);
-        assert!(h.six == h.seven, "2^{lg}: six NTTs differ from seven");
         if lg <= 22 {
+            // each against the host's first, so that a failure says which one is wrong
             let host = quotient(a, b, c).expect("host quotient");
-            assert!(
-                h.six[..n - 1] == host[..],
-                "2^{lg}: the device's H differs from the host's"
+            assert_eq!(
+                first_difference(&h.six[..n - 1], &host),
+                None,
+                "2^{lg}: six NTTs against the host's quotient"
+            );
+            assert_eq!(
+                first_difference(&h.seven[..n - 1], &host),
+                None,
+                "2^{lg}: seven NTTs against the host's quotient"
             );
         }
+        assert_eq!(
+            first_difference(&h.six, &h.seven),
+            None,
+            "2^{lg}: six NTTs against seven"
+        );
         eprintln!(
             "2^{lg}: six {:.2} ms, seven {:.2} ms (device); {:.1} s in all",
             h.device_ms[0],
