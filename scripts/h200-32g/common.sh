@@ -120,3 +120,22 @@ follow() {
     sleep 5
   done
 }
+# phases LOG [MIN_H]: the median of each phase of the daemon's "cuda start" lines in LOG (ms;
+# they are logged with RUST_LOG=info,cuzk_cuda=debug), of the partitions whose H MSM took more
+# than MIN_H ms (0: all; 100 keeps a 32 GiB PoRep's or SnapDeals' 2^27 partitions).
+phases() {
+  python3 - "$1" "${2:-0}" <<'PY'
+import re, statistics, sys
+def h_ms(l):
+    m = re.search(r"msm_h_ms: ([0-9.]+)", l)
+    return float(m.group(1)) if m else 0.0
+rows = [l for l in open(sys.argv[1], errors="ignore")
+        if "cuda start" in l and h_ms(l) > float(sys.argv[2])]
+keys = ["abc_ms", "ntt_h_ms", "msm_h_ms", "msm_l_ms", "msm_a_ms", "msm_b_g1_ms", "msm_b_g2_ms",
+        "exclusive_ms", "host_sums_ms", "total_ms"]
+vals = {k: [float(m.group(1)) for l in rows for m in [re.search(k + r": ([0-9.]+)", l)] if m]
+        for k in keys}
+print(f"{len(rows)} partitions; medians (ms): " + " | ".join(
+    f"{k[:-3]} {statistics.median(v):.1f}" for k, v in vals.items() if v))
+PY
+}

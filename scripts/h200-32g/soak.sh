@@ -20,6 +20,8 @@ LOG=/tmp/soak.log
 # No compiled cache: porep-32g's 7.4 GB and snap-32g's 4.5 GB would not fit the disk beside the
 # parameters (the compiles run in memory at the load).
 export PARAMS=/tmp/ps TIMING_ONLY=false COMPILED_CACHE=false BUDGET=${BUDGET:-84GiB}
+# every partition's phases in the daemon's log (`phases` at the end)
+export RUST_LOG=${RUST_LOG:-info,cuzk_cuda=debug}
 
 # metrics TAG: the daemon's /metrics, and the lines of every series the Grafana dashboard in
 # deploy/ queries (histograms by their count and sum).
@@ -64,6 +66,7 @@ run() {
   echo "== status after ($(( $(date +%s) - T0 )) s in)"; $D/cuzk status 2>&1; vmhwm
   metrics after
   grep -cE " ERROR " /tmp/daemon.log | sed 's/^/daemon ERROR lines: /'
+  echo "== the 2^27 partitions' phases (PoRep and SnapDeals together; H MSM > 100 ms)"; phases /tmp/daemon.log 100
   grep -E "evict|self-check|verif" /tmp/daemon.log | sed 's/\x1b\[[0-9;]*m//g' | cut -c1-240 | tail -6
   pkill -x cuzk
   echo "== soak done at $(( $(date +%s) - T0 )) s"

@@ -12,19 +12,6 @@ set -uo pipefail
 . "$(dirname "$0")/common.sh"
 T0=$(date +%s)
 export RUST_LOG=info,cuzk_cuda=debug
-# phases LOG: the median of each phase of the "cuda start" lines in LOG (ms).
-phases() {
-  python3 - "$1" <<'PY'
-import re, statistics, sys
-rows = [l for l in open(sys.argv[1], errors="ignore") if "cuda start" in l]
-keys = ["abc_ms", "ntt_h_ms", "msm_h_ms", "msm_l_ms", "msm_a_ms", "msm_b_g1_ms", "msm_b_g2_ms",
-        "exclusive_ms", "host_sums_ms", "total_ms"]
-vals = {k: [float(m.group(1)) for l in rows for m in [re.search(k + r": ([0-9.]+)", l)] if m]
-        for k in keys}
-print(f"{len(rows)} partitions; medians (ms): " + " | ".join(
-    f"{k[:-3]} {statistics.median(v):.1f}" for k, v in vals.items() if v))
-PY
-}
 if [ -z "${NO_MSM:-}" ]; then
   echo "== cuzk-gpu-bench msm ($(( $(date +%s) - T0 )) s in)"
   timeout 200 $D/cuzk-gpu-bench msm --log-n 24,26,27 --runs 3 2>&1 | grep -v "bases made"
