@@ -1,0 +1,120 @@
+// imad_rate.cu: how many integer multiply-adds an SM retires a clock, by the instruction
+// kinds a 381-bit Montgomery product is made of (issue 30: is the sorted MSM's accumulation
+// at the multiplier's peak?). Standalone: no project code, one wave of blocks, each variant's
+// instruction count per loop read from its SASS (see bench/micro/README.md). Rates are per SM
+// and per clock at the device's maximum clock, from the kernel's wall time (events):
+// `mad.lo.u32` at 64 a clock an SM (compute capability 9.0's peak) shows the clock held.
+//
+//   nvcc -O3 -arch=sm_90 -o imad_rate bench/micro/imad_rate.cu && ./imad_rate
+#include <cstdint>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#define CHECK(x)                                                                  \
+    do {                                                                          \
+        cudaError_t e = (x);                                                      \
+        if (e != cudaSuccess) {                                                   \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));               \
+            return 1;                                                             \
+        }                                                                         \
+    } while (0)
+
+constexpr int CHAINS = 8;   // independent accumulators a thread (variants 0 and 1)
+constexpr int LIMBS = 12;   // a 381-bit row (variant 2)
+
+// Variant 0: mad.lo.u32 (IMAD). 1: mad.wide.u32 (IMAD.WIDE.U32). 2: two independent rows of
+// a 12-limb product by its even limbs with the carries (mad.lo.cc + madc.hi.cc pairs, as
+// sppark's products: ptxas fuses each pair into one IMAD.WIDE.U32(.X)), 6 a row. Each block's thread 0 records the clocks its loop took.
+template<int V>
+__global__ void rate(uint32_t* out, uint32_t iters, uint32_t seed)
+{
+    const uint32_t t = threadIdx.x + blockIdx.x * blockDim.x;
+    uint32_t b = seed ^ (t * 2654435761u);
+    uint32_t a[LIMBS], x[2][LIMBS + 1];
+#pragma unroll
+    for (int j = 0; j < LIMBS; j++) {
+        a[j] = seed * (j + 3) + t;
+        x[0][j] = j + t;
+        x[1][j] = j * 7 + t;
+    }
+    x[0][LIMBS] = x[1][LIMBS] = 0;
+    for (uint32_t i = 0; i < iters; i++) {
+        if (V == 0) {
+#pragma unroll
+            for (int j = 0; j < CHAINS; j++)
+                asm volatile("mad.lo.u32 %0, %1, %2, %0;" : "+r"(x[0][j]) : "r"(a[j]), "r"(b));
+        } else if (V == 1) {
+#pragma unroll
+            for (int j = 0; j < CHAINS; j++) {
+                // (the multiplier is the chain's own high word: not loop-invariant)
+                uint64_t r = ((uint64_t)x[1][j] << 32) | x[0][j];
+                asm volatile("mad.wide.u32 %0, %1, %2, %0;" : "+l"(r) : "r"(x[1][j]), "r"(b));
+                x[0][j] = (uint32_t)r;
+                x[1][j] = (uint32_t)(r >> 32);
+            }
+        } else {
+            // a row of a product by the even limbs, as sppark's: x[2k], x[2k+1] += a[2k]·b,
+            // b a new limb each time (not loop-invariant)
+            b += i;
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][0]) : "r"(a[0]), "r"(b));
+                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][1]) : "r"(a[0]), "r"(b));
+#pragma unroll
+                for (int k = 1; k < LIMBS / 2; k++) {
+                    asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][2 * k]) : "r"(a[2 * k]), "r"(b));
+                    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][2 * k + 1]) : "r"(a[2 * k]), "r"(b));
+                }
+                asm volatile("addc.u32 %0, %0, 0;" : "+r"(x[r][LIMBS]));
+            }
+        }
+    }
+    uint32_t s = b;
+#pragma unroll
+    for (int j = 0; j <= LIMBS; j++) s ^= x[0][j] + x[1][j];
+    out[t] = s;
+}
+
+template<int V>
+static int run(const char* name, int sms, double mhz, int threads, int per_sm, uint32_t iters,
+               double per_iter)
+{
+    const int blocks = sms * per_sm;
+    uint32_t* out;
+    CHECK(cudaMalloc(&out, (size_t)blocks * threads * sizeof(uint32_t)));
+    rate<V><<<blocks, threads>>>(out, 16, 1);  // warm-up
+    CHECK(cudaDeviceSynchronize());
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
+    rate<V><<<blocks, threads>>>(out, iters, 7);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaDeviceSynchronize());
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    const double instr = (double)blocks * threads * iters * per_iter;
+    printf("%-28s %5d blocks of %d: %8.2f ms, %5.1f a clock an SM\n", name, blocks, threads,
+           ms, instr / (ms * 1e-3) / (sms * mhz * 1e6));
+    CHECK(cudaFree(out));
+    return 0;
+}
+
+int main()
+{
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, 0));
+    int khz = 0;
+    CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    printf("%s, %d SMs, compute capability %d.%d, max clock %d MHz\n", p.name,
+           p.multiProcessorCount, p.major, p.minor, khz / 1000);
+    const int sms = p.multiProcessorCount;
+    const uint32_t iters = 1 << 16;
+    int rc = 0;
+    for (int per_sm : {4, 8}) {
+        rc |= run<0>("IMAD (mad.lo.u32)", sms, khz / 1e3, 256, per_sm, iters, CHAINS);
+        rc |= run<1>("IMAD.WIDE.U32 (mad.wide)", sms, khz / 1e3, 256, per_sm, iters, CHAINS);
+        rc |= run<2>("IMAD.WIDE.U32(.X) (rows)", sms, khz / 1e3, 256, per_sm, iters, LIMBS);
+    }
+    return rc;
+}
