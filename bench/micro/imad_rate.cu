@@ -1,7 +1,7 @@
 // imad_rate.cu: how many integer multiply-adds an SM retires a clock, by the instruction
 // kinds a 381-bit Montgomery product is made of (issue 30: is the sorted MSM's accumulation
-// at the multiplier's peak?). Standalone: no project code, one wave of blocks, each variant's
-// instruction count per loop read from its SASS (see bench/micro/README.md). Rates are per SM
+// at the multiplier's peak?). Standalone: no project code; each variant's multiply
+// instructions an iteration read from its SASS (see bench/micro/README.md). Rates are per SM
 // and per clock at the device's maximum clock, from the kernel's wall time (events):
 // `mad.lo.u32` at 64 a clock an SM (compute capability 9.0's peak) shows the clock held.
 //
@@ -24,7 +24,7 @@ constexpr int LIMBS = 12;   // a 381-bit row (variant 2)
 
 // Variant 0: mad.lo.u32 (IMAD). 1: mad.wide.u32 (IMAD.WIDE.U32). 2: two independent rows of
 // a 12-limb product by its even limbs with the carries (mad.lo.cc + madc.hi.cc pairs, as
-// sppark's products: ptxas fuses each pair into one IMAD.WIDE.U32(.X)), 6 a row. Each block's thread 0 records the clocks its loop took.
+// sppark's products: ptxas fuses each pair into one IMAD.WIDE.U32(.X)), 6 a row.
 template<int V>
 __global__ void rate(uint32_t* out, uint32_t iters, uint32_t seed)
 {
