@@ -96,6 +96,8 @@ static int run(const char* name, int sms, double mhz, int threads, int per_sm, u
     const double instr = (double)blocks * threads * iters * per_iter;
     printf("%-28s %5d blocks of %d: %8.2f ms, %5.1f a clock an SM\n", name, blocks, threads,
            ms, instr / (ms * 1e-3) / (sms * mhz * 1e6));
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
     CHECK(cudaFree(out));
     return 0;
 }
