@@ -4,8 +4,7 @@
 // instructions an iteration read from its SASS (see bench/micro/README.md). Rates are per SM
 // and per clock at the device's maximum clock, from the kernel's wall time (events):
 // `mad.lo.u32` at 64 a clock an SM (compute capability 9.0's peak) shows the clock held.
-//
-//   nvcc -O3 -arch=sm_90 -o imad_rate bench/micro/imad_rate.cu && ./imad_rate
+// Build and run: bench/micro/README.md.
 #include <cstdint>
 #include <cstdio>
 #include <cuda_runtime.h>
@@ -21,6 +20,10 @@
 
 constexpr int CHAINS = 8;   // independent accumulators a thread (variants 0 and 1)
 constexpr int LIMBS = 12;   // a 381-bit row (variant 2)
+constexpr int THREADS = 256;
+
+// The multiply instructions one iteration of variant V retires (its SASS: README.md).
+constexpr int per_iter(int v) { return v == 2 ? LIMBS : CHAINS; }
 
 // Variant 0: mad.lo.u32 (IMAD). 1: mad.wide.u32 (IMAD.WIDE.U32). 2: two independent rows of
 // a 12-limb product by its even limbs with the carries (mad.lo.cc + madc.hi.cc pairs, as
@@ -76,9 +79,9 @@ __global__ void rate(uint32_t* out, uint32_t iters, uint32_t seed)
 }
 
 template<int V>
-static int run(const char* name, int sms, double mhz, int threads, int per_sm, uint32_t iters,
-               double per_iter)
+static int run(const char* name, int sms, double mhz, int per_sm, uint32_t iters)
 {
+    const int threads = THREADS;
     const int blocks = sms * per_sm;
     uint32_t* out;
     CHECK(cudaMalloc(&out, (size_t)blocks * threads * sizeof(uint32_t)));
@@ -93,7 +96,7 @@ static int run(const char* name, int sms, double mhz, int threads, int per_sm, u
     CHECK(cudaDeviceSynchronize());
     float ms = 0;
     CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    const double instr = (double)blocks * threads * iters * per_iter;
+    const double instr = (double)blocks * threads * iters * per_iter(V);
     printf("%-28s %5d blocks of %d: %8.2f ms, %5.1f a clock an SM\n", name, blocks, threads,
            ms, instr / (ms * 1e-3) / (sms * mhz * 1e6));
     CHECK(cudaEventDestroy(e0));
@@ -114,9 +117,9 @@ int main()
     const uint32_t iters = 1 << 16;
     int rc = 0;
     for (int per_sm : {4, 8}) {
-        rc |= run<0>("IMAD (mad.lo.u32)", sms, khz / 1e3, 256, per_sm, iters, CHAINS);
-        rc |= run<1>("IMAD.WIDE.U32 (mad.wide)", sms, khz / 1e3, 256, per_sm, iters, CHAINS);
-        rc |= run<2>("IMAD.WIDE.U32(.X) (rows)", sms, khz / 1e3, 256, per_sm, iters, LIMBS);
+        rc |= run<0>("IMAD (mad.lo.u32)", sms, khz / 1e3, per_sm, iters);
+        rc |= run<1>("IMAD.WIDE.U32 (mad.wide)", sms, khz / 1e3, per_sm, iters);
+        rc |= run<2>("IMAD.WIDE.U32(.X) (rows)", sms, khz / 1e3, per_sm, iters);
     }
     return rc;
 }
