@@ -1,0 +1,217 @@
+// fp64_rate.cu: whether the FP64 pipe could carry part of a Montgomery product's multiplies
+// beside the integer one (issue 30: the sorted MSM's accumulation keeps the IMAD pipe ~85 %
+// busy, so a faster XYZZ addition needs another multiplier). Standalone: no project code.
+//
+// An exact 48×48-bit product from doubles (x, y < 2^48, integers): h = fma.rz(x, y, 2^100)
+// rounds x·y + 2^100 down to a multiple of 2^48 (the ulp of [2^100, 2^101)), so
+// d = h − 2^100 = ⌊x·y / 2^48⌋·2^48 exactly, and l = fma.rz(x, y, −d) = x·y mod 2^48 exactly
+// (representable, so the rounding does not matter): three FP64 instructions for 2,304 bits²
+// of product, where one IMAD.WIDE.U32 gives 1,024. `check` tests the split against 64-bit
+// integer products on random and extreme operands before anything is timed.
+//
+// Rates are per SM and per clock at the device's maximum clock, from the kernels' wall time
+// (events). Build and run: bench/micro/README.md.
+#include <cstdint>
+#include <cstdio>
+#include <cuda_runtime.h>
+
+#define CHECK(x)                                                                  \
+    do {                                                                          \
+        cudaError_t e = (x);                                                      \
+        if (e != cudaSuccess) {                                                   \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));               \
+            return 1;                                                             \
+        }                                                                         \
+    } while (0)
+
+constexpr int CHAINS = 8;   // independent chains a thread
+constexpr int THREADS = 256;
+constexpr double C100 = 1267650600228229401496703205376.0;  // 2^100
+constexpr double TWO48 = 281474976710656.0;                  // 2^48
+constexpr uint64_t MASK48 = (1ull << 48) - 1;
+
+__device__ __forceinline__ double fma_rz(double a, double b, double c)
+{
+    double r;
+    asm volatile("fma.rz.f64 %0, %1, %2, %3;" : "=d"(r) : "d"(a), "d"(b), "d"(c));
+    return r;
+}
+__device__ __forceinline__ double fma_rn(double a, double b, double c)
+{
+    double r;
+    asm volatile("fma.rn.f64 %0, %1, %2, %3;" : "=d"(r) : "d"(a), "d"(b), "d"(c));
+    return r;
+}
+__device__ __forceinline__ double add_rn(double a, double b)
+{
+    double r;
+    asm volatile("add.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b));
+    return r;
+}
+
+// x·y = hi·2^48 + lo (x, y < 2^48 integers in doubles): *d = hi·2^48, *l = lo.
+__device__ __forceinline__ void split48(double x, double y, double* d, double* l)
+{
+    double h = fma_rz(x, y, C100);
+    *d = add_rn(h, -C100);
+    *l = fma_rz(x, y, -*d);
+}
+
+// The split against 64-bit integer products: mismatches counted into *bad.
+__global__ void check(const uint64_t* xs, const uint64_t* ys, uint32_t n, uint32_t* bad)
+{
+    const uint32_t i = threadIdx.x + blockIdx.x * blockDim.x;
+    if (i >= n) return;
+    const uint64_t x = xs[i], y = ys[i];
+    const uint64_t lo64 = x * y, hi64 = __umul64hi(x, y);
+    const uint64_t want_hi = (hi64 << 16) | (lo64 >> 48), want_lo = lo64 & MASK48;
+    double d, l;
+    split48((double)x, (double)y, &d, &l);
+    const uint64_t got_hi = (uint64_t)(d / TWO48), got_lo = (uint64_t)l;
+    if (got_hi != want_hi || got_lo != want_lo || d != (double)got_hi * TWO48)
+        atomicAdd(bad, 1u);
+}
+
+// The FP64 instructions one iteration of variant V retires, and its exact 48-bit products.
+constexpr int fp64_per_iter(int v)
+{
+    return v == 0 ? CHAINS : v == 1 || v == 3 ? 3 * CHAINS : v == 2 ? 5 * CHAINS : 0;
+}
+constexpr int splits_per_iter(int v) { return v >= 1 && v <= 3 ? CHAINS : 0; }
+constexpr int wide_per_iter(int v) { return v >= 3 ? CHAINS : 0; }  // 2 rows of 4
+
+// Variant 0: fma.rn.f64 (DFMA). 1: split48 (two DFMA, one DADD). 2: split48 with both halves
+// summed into column accumulators (two more DADD: the sums of a product's columns stay exact
+// below 2^53, 32 terms of 2^48). 3: split48 beside as many IMAD.WIDE.U32(.X) of integer
+// product rows, independent of it: do the two pipes add up? 4: the rows alone.
+template<int V>
+__global__ void rate(double* out, uint32_t iters, uint32_t seed)
+{
+    const uint32_t t = threadIdx.x + blockIdx.x * blockDim.x;
+    const double y = (double)((seed ^ (t * 2654435761u)) | 1u) * 65521.0;  // < 2^48
+    double x[CHAINS], acc[CHAINS];
+    uint32_t w[2][CHAINS + 1], a[CHAINS];
+    const uint32_t b = seed * 2246822519u + t;
+#pragma unroll
+    for (int j = 0; j < CHAINS; j++) {
+        x[j] = (double)(t * 131u + j * 7919u + seed);
+        acc[j] = 0;
+        w[0][j] = j + t;
+        w[1][j] = j * 7 + t;
+        a[j] = seed * (j + 3) + t;
+    }
+    w[0][CHAINS] = w[1][CHAINS] = 0;
+    for (uint32_t i = 0; i < iters; i++) {
+#pragma unroll
+        for (int j = 0; j < CHAINS; j++) {
+            if (V == 0) {
+                x[j] = fma_rn(x[j], 0.999999, y);
+            } else if (V != 4) {
+                double d, l;
+                split48(x[j], y, &d, &l);
+                if (V == 2) {
+                    acc[j] = add_rn(acc[j], d);
+                    acc[j] = add_rn(acc[j], l);
+                }
+                x[j] = l;  // the next product depends on this one (< 2^48)
+            }
+        }
+        if (V >= 3) {
+            // two rows of an 8-limb product by its even limbs with the carries, as in
+            // imad_rate.cu (ptxas fuses each mad.lo.cc/madc.hi.cc pair into one
+            // IMAD.WIDE.U32(.X)): 4 a row, b a new limb each time
+            const uint32_t bi = b + i;
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][0]) : "r"(a[0]), "r"(bi));
+                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][1]) : "r"(a[0]), "r"(bi));
+#pragma unroll
+                for (int k = 1; k < CHAINS / 2; k++) {
+                    asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][2 * k]) : "r"(a[2 * k]), "r"(bi));
+                    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][2 * k + 1]) : "r"(a[2 * k]), "r"(bi));
+                }
+                asm volatile("addc.u32 %0, %0, 0;" : "+r"(w[r][CHAINS]));
+            }
+        }
+    }
+    double s = 0;
+#pragma unroll
+    for (int j = 0; j < CHAINS; j++) s += x[j] + acc[j] + (double)(w[0][j] ^ w[1][j]);
+    s += (double)(w[0][CHAINS] ^ w[1][CHAINS]);
+    out[t] = s;
+}
+
+template<int V>
+static int run(const char* name, int sms, double mhz, int per_sm, uint32_t iters)
+{
+    const int blocks = sms * per_sm;
+    double* out;
+    CHECK(cudaMalloc(&out, (size_t)blocks * THREADS * sizeof(double)));
+    rate<V><<<blocks, THREADS>>>(out, 16, 1);  // warm-up
+    CHECK(cudaDeviceSynchronize());
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
+    rate<V><<<blocks, THREADS>>>(out, iters, 7);
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaDeviceSynchronize());
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    const double per_clk = (double)blocks * THREADS * iters / (ms * 1e-3) / (sms * mhz * 1e6);
+    const double fp64 = per_clk * fp64_per_iter(V), splits = per_clk * splits_per_iter(V),
+                 wide = per_clk * wide_per_iter(V);
+    printf("%-34s %4d blocks of %d: %8.2f ms | FP64 %5.1f | 48x48 splits %5.1f | IMAD.WIDE %5.1f"
+           " | bits^2 %6.0f a clock an SM\n",
+           name, blocks, THREADS, ms, fp64, splits, wide, splits * 2304 + wide * 1024);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    CHECK(cudaFree(out));
+    return 0;
+}
+
+int main()
+{
+    cudaDeviceProp p;
+    CHECK(cudaGetDeviceProperties(&p, 0));
+    int khz = 0;
+    CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+    printf("%s, %d SMs, compute capability %d.%d, max clock %d MHz\n", p.name,
+           p.multiProcessorCount, p.major, p.minor, khz / 1000);
+
+    // exactness first: random 48-bit operands (xorshift), then the extremes
+    const uint32_t n = 1 << 22;
+    uint64_t *xs, *ys;
+    uint32_t* bad;
+    CHECK(cudaMallocManaged(&xs, n * sizeof(uint64_t)));
+    CHECK(cudaMallocManaged(&ys, n * sizeof(uint64_t)));
+    CHECK(cudaMallocManaged(&bad, sizeof(uint32_t)));
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    auto next = [&] { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return s; };
+    const uint64_t edge[] = {0, 1, 2, MASK48, MASK48 - 1, 1ull << 47, (1ull << 47) - 1, 1ull << 24};
+    for (uint32_t i = 0; i < n; i++) {
+        xs[i] = next() & MASK48;
+        ys[i] = next() & MASK48;
+        if (i < 64) {
+            xs[i] = edge[i % 8];
+            ys[i] = edge[i / 8];
+        }
+    }
+    *bad = 0;
+    check<<<(n + 255) / 256, 256>>>(xs, ys, n, bad);
+    CHECK(cudaDeviceSynchronize());
+    printf("split48 exactness: %u of %u products wrong\n", *bad, n);
+    if (*bad) return 1;
+
+    const int sms = p.multiProcessorCount;
+    const uint32_t iters = 1 << 14;
+    int rc = 0;
+    for (int per_sm : {4, 8}) {
+        rc |= run<0>("DFMA (fma.rn.f64)", sms, khz / 1e3, per_sm, iters);
+        rc |= run<1>("split48 (2 DFMA + DADD)", sms, khz / 1e3, per_sm, iters);
+        rc |= run<2>("split48 + column sums (+2 DADD)", sms, khz / 1e3, per_sm, iters);
+        rc |= run<3>("split48 beside IMAD.WIDE rows", sms, khz / 1e3, per_sm, iters);
+        rc |= run<4>("IMAD.WIDE rows alone", sms, khz / 1e3, per_sm, iters);
+    }
+    return rc;
+}
