@@ -6,8 +6,9 @@
 // rounds x·y + 2^100 down to a multiple of 2^48 (the ulp of [2^100, 2^101)), so
 // d = h − 2^100 = ⌊x·y / 2^48⌋·2^48 exactly, and l = fma.rz(x, y, −d) = x·y mod 2^48 exactly
 // (representable, so the rounding does not matter): three FP64 instructions for 2,304 bits²
-// of product, where one IMAD.WIDE.U32 gives 1,024. `check` tests the split against 64-bit
-// integer products on random and extreme operands before anything is timed.
+// of product, where one IMAD.WIDE.U32 gives 1,024 (split48_bits: the same halves as fraction
+// bits, for integer sums). `check` tests both against 64-bit integer products on random and
+// extreme operands before anything is timed.
 //
 // Rates are per SM and per clock at the device's maximum clock, from the kernels' wall time
 // (events). Build and run: bench/micro/README.md.
@@ -28,6 +29,7 @@ constexpr int CHAINS = 8;   // independent chains a thread
 constexpr int THREADS = 256;
 constexpr double C100 = 1267650600228229401496703205376.0;  // 2^100
 constexpr double TWO48 = 281474976710656.0;                  // 2^48
+constexpr double C100_52 = 1267650600228233905096330575872.0;   // 2^100 + 2^52
 constexpr uint64_t MASK48 = (1ull << 48) - 1;
 
 __device__ __forceinline__ double fma_rz(double a, double b, double c)
@@ -57,7 +59,17 @@ __device__ __forceinline__ void split48(double x, double y, double* d, double* l
     *l = fma_rz(x, y, -*d);
 }
 
-// The split against 64-bit integer products: mismatches counted into *bad.
+// The same product as two doubles whose fraction bits are the halves: h as above (its
+// fraction bits are hi: h = 2^100·(1 + hi·2^−52)) and l = fma.rz(x, y, 2^100 + 2^52 − h) =
+// lo + 2^52 (its fraction bits are lo), for sums of the halves as integers; the bits of 2^100
+// and of 2^52 are constants to take off once a sum is done.
+__device__ __forceinline__ void split48_bits(double x, double y, double* h, double* l)
+{
+    *h = fma_rz(x, y, C100);
+    *l = fma_rz(x, y, add_rn(C100_52, -*h));
+}
+
+// Both splits against 64-bit integer products: mismatches counted into *bad.
 __global__ void check(const uint64_t* xs, const uint64_t* ys, uint32_t n, uint32_t* bad)
 {
     const uint32_t i = threadIdx.x + blockIdx.x * blockDim.x;
@@ -68,34 +80,43 @@ __global__ void check(const uint64_t* xs, const uint64_t* ys, uint32_t n, uint32
     double d, l;
     split48((double)x, (double)y, &d, &l);
     const uint64_t got_hi = (uint64_t)(d / TWO48), got_lo = (uint64_t)l;
-    if (got_hi != want_hi || got_lo != want_lo || d != (double)got_hi * TWO48)
+    double h, lb;
+    split48_bits((double)x, (double)y, &h, &lb);
+    const uint64_t bits_hi = __double_as_longlong(h) - __double_as_longlong(C100);
+    const uint64_t bits_lo = __double_as_longlong(lb) - __double_as_longlong(4503599627370496.0);
+    if (got_hi != want_hi || got_lo != want_lo || d != (double)got_hi * TWO48 ||
+        bits_hi != want_hi || bits_lo != want_lo)
         atomicAdd(bad, 1u);
 }
 
 // The FP64 instructions one iteration of variant V retires, and its exact 48-bit products.
 constexpr int fp64_per_iter(int v)
 {
-    return v == 0 ? CHAINS : v == 1 || v == 3 ? 3 * CHAINS : v == 2 ? 5 * CHAINS : 0;
+    return v == 0 ? CHAINS : v == 1 || v == 3 || v == 5 ? 3 * CHAINS : v == 2 ? 5 * CHAINS : 0;
 }
-constexpr int splits_per_iter(int v) { return v >= 1 && v <= 3 ? CHAINS : 0; }
-constexpr int wide_per_iter(int v) { return v >= 3 ? CHAINS : 0; }  // 2 rows of 4
+constexpr int splits_per_iter(int v) { return v == 4 || v == 0 ? 0 : CHAINS; }
+constexpr int wide_per_iter(int v) { return v == 3 || v == 4 ? CHAINS : 0; }  // 2 rows of 4
 
 // Variant 0: fma.rn.f64 (DFMA). 1: split48 (two DFMA, one DADD). 2: split48 with both halves
 // summed into column accumulators (two more DADD: the sums of a product's columns stay exact
 // below 2^53, 32 terms of 2^48). 3: split48 beside as many IMAD.WIDE.U32(.X) of integer
-// product rows, independent of it: do the two pipes add up? 4: the rows alone.
+// product rows, independent of it: do the two pipes add up? 4: the rows alone. 5: the split
+// with both halves summed as 64-bit integers on the ALU (ptxas makes the two additions one
+// three-input IADD3 + IADD3.X pair).
 template<int V>
 __global__ void rate(double* out, uint32_t iters, uint32_t seed)
 {
     const uint32_t t = threadIdx.x + blockIdx.x * blockDim.x;
     const double y = (double)((seed ^ (t * 2654435761u)) | 1u) * 65521.0;  // < 2^48
     double x[CHAINS], acc[CHAINS];
+    uint64_t isum[CHAINS];
     uint32_t w[2][CHAINS + 1], a[CHAINS];
     const uint32_t b = seed * 2246822519u + t;
 #pragma unroll
     for (int j = 0; j < CHAINS; j++) {
         x[j] = (double)(t * 131u + j * 7919u + seed);
         acc[j] = 0;
+        isum[j] = 0;
         w[0][j] = j + t;
         w[1][j] = j * 7 + t;
         a[j] = seed * (j + 3) + t;
@@ -106,6 +127,13 @@ __global__ void rate(double* out, uint32_t iters, uint32_t seed)
         for (int j = 0; j < CHAINS; j++) {
             if (V == 0) {
                 x[j] = fma_rn(x[j], 0.999999, y);
+            } else if (V == 5) {
+                // split48_bits, the halves summed as 64-bit integers on the ALU
+                double h, l;
+                split48_bits(x[j], y, &h, &l);
+                isum[j] += (uint64_t)__double_as_longlong(h);
+                isum[j] += (uint64_t)__double_as_longlong(l);
+                x[j] = l;
             } else if (V != 4) {
                 double d, l;
                 split48(x[j], y, &d, &l);
@@ -116,7 +144,7 @@ __global__ void rate(double* out, uint32_t iters, uint32_t seed)
                 x[j] = l;  // the next product depends on this one (< 2^48)
             }
         }
-        if (V >= 3) {
+        if (V == 3 || V == 4) {
             // two rows of an 8-limb product by its even limbs with the carries, as in
             // imad_rate.cu (ptxas fuses each mad.lo.cc/madc.hi.cc pair into one
             // IMAD.WIDE.U32(.X)): 4 a row, b a new limb each time
@@ -136,7 +164,7 @@ __global__ void rate(double* out, uint32_t iters, uint32_t seed)
     }
     double s = 0;
 #pragma unroll
-    for (int j = 0; j < CHAINS; j++) s += x[j] + acc[j] + (double)(w[0][j] ^ w[1][j]);
+    for (int j = 0; j < CHAINS; j++) s += x[j] + acc[j] + (double)(w[0][j] ^ w[1][j]) + (double)isum[j];
     s += (double)(w[0][CHAINS] ^ w[1][CHAINS]);
     out[t] = s;
 }
@@ -200,7 +228,7 @@ int main()
     *bad = 0;
     check<<<(n + 255) / 256, 256>>>(xs, ys, n, bad);
     CHECK(cudaDeviceSynchronize());
-    printf("split48 exactness: %u of %u products wrong\n", *bad, n);
+    printf("split48 and split48_bits exactness: %u of %u products wrong\n", *bad, n);
     if (*bad) return 1;
 
     const int sms = p.multiProcessorCount;
@@ -212,6 +240,7 @@ int main()
         rc |= run<2>("split48 + column sums (+2 DADD)", sms, khz / 1e3, per_sm, iters);
         rc |= run<3>("split48 beside IMAD.WIDE rows", sms, khz / 1e3, per_sm, iters);
         rc |= run<4>("IMAD.WIDE rows alone", sms, khz / 1e3, per_sm, iters);
+        rc |= run<5>("split48 + int64 sums on the ALU", sms, khz / 1e3, per_sm, iters);
     }
     return rc;
 }
