@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 30: what bounds the H polynomial's and the sorted MSM's kernels, from the hardware
 # counters (Nsight Compute, on the device image; `--clock-control none` leaves the clocks as
-# the machine runs them). One call, any card (~1 min): `cuzk-gpu-bench` of a `cuda` build in
-# $CUZK_BIN_DIR.
+# the machine runs them). One call on an H100 or H200 (~1 min; the metric names are looked up
+# for GH100), with `cuzk-gpu-bench` of a `cuda` build in $CUZK_BIN_DIR.
 # 1. Every kernel of the six-NTT H sequence at 2^27 (the first sequence `cuzk-gpu-bench ntt`
 #    runs): time, the FMA-heavy pipe's active cycles (IMAD, IMAD.WIDE: the products), the ALU
 #    pipe, DRAM throughput, registers, achieved warps.
