@@ -12,18 +12,7 @@
 //
 // Rates are per SM and per clock at the device's maximum clock, from the kernels' wall time
 // (events). Build and run: bench/micro/README.md.
-#include <cstdint>
-#include <cstdio>
-#include <cuda_runtime.h>
-
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        cudaError_t e = (x);                                                      \
-        if (e != cudaSuccess) {                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));               \
-            return 1;                                                             \
-        }                                                                         \
-    } while (0)
+#include "micro.cuh"
 
 constexpr int CHAINS = 8;   // independent chains a thread
 constexpr int THREADS = 256;
@@ -145,26 +134,14 @@ __global__ void rate(double* out, uint32_t iters, uint32_t seed)
             }
         }
         if (V == 3 || V == 4) {
-            // two rows of an 8-limb product by its even limbs with the carries, as in
-            // imad_rate.cu (ptxas fuses each mad.lo.cc/madc.hi.cc pair into one
-            // IMAD.WIDE.U32(.X)): 4 a row, b a new limb each time
-            const uint32_t bi = b + i;
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][0]) : "r"(a[0]), "r"(bi));
-                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][1]) : "r"(a[0]), "r"(bi));
-#pragma unroll
-                for (int k = 1; k < CHAINS / 2; k++) {
-                    asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][2 * k]) : "r"(a[2 * k]), "r"(bi));
-                    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(w[r][2 * k + 1]) : "r"(a[2 * k]), "r"(bi));
-                }
-                asm volatile("addc.u32 %0, %0, 0;" : "+r"(w[r][CHAINS]));
-            }
+            // two rows of an 8-limb product (micro.cuh), b a new limb each time
+            product_rows<CHAINS>(w, a, b + i);
         }
     }
     double s = 0;
 #pragma unroll
-    for (int j = 0; j < CHAINS; j++) s += x[j] + acc[j] + (double)(w[0][j] ^ w[1][j]) + (double)isum[j];
+    for (int j = 0; j < CHAINS; j++)
+        s += x[j] + acc[j] + (double)(w[0][j] ^ w[1][j]) + (double)isum[j];
     s += (double)(w[0][CHAINS] ^ w[1][CHAINS]);
     out[t] = s;
 }
@@ -173,39 +150,25 @@ template<int V>
 static int run(const char* name, int sms, double mhz, int per_sm, uint32_t iters)
 {
     const int blocks = sms * per_sm;
-    double* out;
-    CHECK(cudaMalloc(&out, (size_t)blocks * THREADS * sizeof(double)));
-    rate<V><<<blocks, THREADS>>>(out, 16, 1);  // warm-up
-    CHECK(cudaDeviceSynchronize());
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    CHECK(cudaEventRecord(e0));
-    rate<V><<<blocks, THREADS>>>(out, iters, 7);
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaDeviceSynchronize());
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    auto launch = [&](double* out, uint32_t n, uint32_t seed) {
+        rate<V><<<blocks, THREADS>>>(out, n, seed);
+    };
+    if (time_rate<double>((size_t)blocks * THREADS, iters, launch, &ms)) return 1;
     const double per_clk = (double)blocks * THREADS * iters / (ms * 1e-3) / (sms * mhz * 1e6);
     const double fp64 = per_clk * fp64_per_iter(V), splits = per_clk * splits_per_iter(V),
                  wide = per_clk * wide_per_iter(V);
     printf("%-34s %4d blocks of %d: %8.2f ms | FP64 %5.1f | 48x48 splits %5.1f | IMAD.WIDE %5.1f"
            " | bits^2 %6.0f a clock an SM\n",
            name, blocks, THREADS, ms, fp64, splits, wide, splits * 2304 + wide * 1024);
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    CHECK(cudaFree(out));
     return 0;
 }
 
 int main()
 {
-    cudaDeviceProp p;
-    CHECK(cudaGetDeviceProperties(&p, 0));
-    int khz = 0;
-    CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
-    printf("%s, %d SMs, compute capability %d.%d, max clock %d MHz\n", p.name,
-           p.multiProcessorCount, p.major, p.minor, khz / 1000);
+    int sms;
+    double mhz;
+    if (device_clock(&sms, &mhz)) return 1;
 
     // exactness first: random 48-bit operands (xorshift), then the extremes
     const uint32_t n = 1 << 22;
@@ -228,19 +191,22 @@ int main()
     *bad = 0;
     check<<<(n + 255) / 256, 256>>>(xs, ys, n, bad);
     CHECK(cudaDeviceSynchronize());
-    printf("split48 and split48_bits exactness: %u of %u products wrong\n", *bad, n);
-    if (*bad) return 1;
+    const uint32_t wrong = *bad;
+    CHECK(cudaFree(xs));
+    CHECK(cudaFree(ys));
+    CHECK(cudaFree(bad));
+    printf("split48 and split48_bits exactness: %u of %u products wrong\n", wrong, n);
+    if (wrong) return 1;
 
-    const int sms = p.multiProcessorCount;
     const uint32_t iters = 1 << 14;
     int rc = 0;
     for (int per_sm : {4, 8}) {
-        rc |= run<0>("DFMA (fma.rn.f64)", sms, khz / 1e3, per_sm, iters);
-        rc |= run<1>("split48 (2 DFMA + DADD)", sms, khz / 1e3, per_sm, iters);
-        rc |= run<2>("split48 + column sums (+2 DADD)", sms, khz / 1e3, per_sm, iters);
-        rc |= run<3>("split48 beside IMAD.WIDE rows", sms, khz / 1e3, per_sm, iters);
-        rc |= run<4>("IMAD.WIDE rows alone", sms, khz / 1e3, per_sm, iters);
-        rc |= run<5>("split48 + int64 sums on the ALU", sms, khz / 1e3, per_sm, iters);
+        rc |= run<0>("DFMA (fma.rn.f64)", sms, mhz, per_sm, iters);
+        rc |= run<1>("split48 (2 DFMA + DADD)", sms, mhz, per_sm, iters);
+        rc |= run<2>("split48 + column sums (+2 DADD)", sms, mhz, per_sm, iters);
+        rc |= run<3>("split48 beside IMAD.WIDE rows", sms, mhz, per_sm, iters);
+        rc |= run<4>("IMAD.WIDE rows alone", sms, mhz, per_sm, iters);
+        rc |= run<5>("split48 + int64 sums on the ALU", sms, mhz, per_sm, iters);
     }
     return rc;
 }

@@ -5,18 +5,7 @@
 // and per clock at the device's maximum clock, from the kernel's wall time (events):
 // `mad.lo.u32` at 64 a clock an SM (compute capability 9.0's peak) shows the clock held.
 // Build and run: bench/micro/README.md.
-#include <cstdint>
-#include <cstdio>
-#include <cuda_runtime.h>
-
-#define CHECK(x)                                                                  \
-    do {                                                                          \
-        cudaError_t e = (x);                                                      \
-        if (e != cudaSuccess) {                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e));               \
-            return 1;                                                             \
-        }                                                                         \
-    } while (0)
+#include "micro.cuh"
 
 constexpr int CHAINS = 8;   // independent accumulators a thread (variants 0 and 1)
 constexpr int LIMBS = 12;   // a 381-bit row (variant 2)
@@ -56,20 +45,9 @@ __global__ void rate(uint32_t* out, uint32_t iters, uint32_t seed)
                 x[1][j] = (uint32_t)(r >> 32);
             }
         } else {
-            // a row of a product by the even limbs, as sppark's: x[2k], x[2k+1] += a[2k]·b,
-            // b a new limb each time (not loop-invariant)
+            // a product's rows, b a new limb each time (not loop-invariant)
             b += i;
-#pragma unroll
-            for (int r = 0; r < 2; r++) {
-                asm volatile("mad.lo.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][0]) : "r"(a[0]), "r"(b));
-                asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][1]) : "r"(a[0]), "r"(b));
-#pragma unroll
-                for (int k = 1; k < LIMBS / 2; k++) {
-                    asm volatile("madc.lo.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][2 * k]) : "r"(a[2 * k]), "r"(b));
-                    asm volatile("madc.hi.cc.u32 %0, %1, %2, %0;" : "+r"(x[r][2 * k + 1]) : "r"(a[2 * k]), "r"(b));
-                }
-                asm volatile("addc.u32 %0, %0, 0;" : "+r"(x[r][LIMBS]));
-            }
+            product_rows<LIMBS>(x, a, b);
         }
     }
     uint32_t s = b;
@@ -81,45 +59,29 @@ __global__ void rate(uint32_t* out, uint32_t iters, uint32_t seed)
 template<int V>
 static int run(const char* name, int sms, double mhz, int per_sm, uint32_t iters)
 {
-    const int threads = THREADS;
     const int blocks = sms * per_sm;
-    uint32_t* out;
-    CHECK(cudaMalloc(&out, (size_t)blocks * threads * sizeof(uint32_t)));
-    rate<V><<<blocks, threads>>>(out, 16, 1);  // warm-up
-    CHECK(cudaDeviceSynchronize());
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    CHECK(cudaEventRecord(e0));
-    rate<V><<<blocks, threads>>>(out, iters, 7);
-    CHECK(cudaEventRecord(e1));
-    CHECK(cudaDeviceSynchronize());
     float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    const double instr = (double)blocks * threads * iters * per_iter(V);
-    printf("%-28s %5d blocks of %d: %8.2f ms, %5.1f a clock an SM\n", name, blocks, threads,
+    auto launch = [&](uint32_t* out, uint32_t n, uint32_t seed) {
+        rate<V><<<blocks, THREADS>>>(out, n, seed);
+    };
+    if (time_rate<uint32_t>((size_t)blocks * THREADS, iters, launch, &ms)) return 1;
+    const double instr = (double)blocks * THREADS * iters * per_iter(V);
+    printf("%-28s %5d blocks of %d: %8.2f ms, %5.1f a clock an SM\n", name, blocks, THREADS,
            ms, instr / (ms * 1e-3) / (sms * mhz * 1e6));
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    CHECK(cudaFree(out));
     return 0;
 }
 
 int main()
 {
-    cudaDeviceProp p;
-    CHECK(cudaGetDeviceProperties(&p, 0));
-    int khz = 0;
-    CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
-    printf("%s, %d SMs, compute capability %d.%d, max clock %d MHz\n", p.name,
-           p.multiProcessorCount, p.major, p.minor, khz / 1000);
-    const int sms = p.multiProcessorCount;
+    int sms;
+    double mhz;
+    if (device_clock(&sms, &mhz)) return 1;
     const uint32_t iters = 1 << 16;
     int rc = 0;
     for (int per_sm : {4, 8}) {
-        rc |= run<0>("IMAD (mad.lo.u32)", sms, khz / 1e3, per_sm, iters);
-        rc |= run<1>("IMAD.WIDE.U32 (mad.wide)", sms, khz / 1e3, per_sm, iters);
-        rc |= run<2>("IMAD.WIDE.U32(.X) (rows)", sms, khz / 1e3, per_sm, iters);
+        rc |= run<0>("IMAD (mad.lo.u32)", sms, mhz, per_sm, iters);
+        rc |= run<1>("IMAD.WIDE.U32 (mad.wide)", sms, mhz, per_sm, iters);
+        rc |= run<2>("IMAD.WIDE.U32(.X) (rows)", sms, mhz, per_sm, iters);
     }
     return rc;
 }
