@@ -18,6 +18,7 @@ constexpr int CHAINS = 8;   // independent chains a thread
 constexpr int THREADS = 256;
 constexpr double C100 = 1267650600228229401496703205376.0;  // 2^100
 constexpr double TWO48 = 281474976710656.0;                  // 2^48
+constexpr double TWO52 = 4503599627370496.0;                 // 2^52
 constexpr double C100_52 = 1267650600228233905096330575872.0;   // 2^100 + 2^52
 constexpr uint64_t MASK48 = (1ull << 48) - 1;
 
@@ -72,7 +73,7 @@ __global__ void check(const uint64_t* xs, const uint64_t* ys, uint32_t n, uint32
     double h, lb;
     split48_bits((double)x, (double)y, &h, &lb);
     const uint64_t bits_hi = __double_as_longlong(h) - __double_as_longlong(C100);
-    const uint64_t bits_lo = __double_as_longlong(lb) - __double_as_longlong(4503599627370496.0);
+    const uint64_t bits_lo = __double_as_longlong(lb) - __double_as_longlong(TWO52);
     if (got_hi != want_hi || got_lo != want_lo || d != (double)got_hi * TWO48 ||
         bits_hi != want_hi || bits_lo != want_lo)
         atomicAdd(bad, 1u);
