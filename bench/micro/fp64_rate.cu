@@ -16,10 +16,10 @@
 
 constexpr int CHAINS = 8;   // independent chains a thread
 constexpr int THREADS = 256;
-constexpr double C100 = 1267650600228229401496703205376.0;  // 2^100
-constexpr double TWO48 = 281474976710656.0;                  // 2^48
-constexpr double TWO52 = 4503599627370496.0;                 // 2^52
-constexpr double C100_52 = 1267650600228233905096330575872.0;   // 2^100 + 2^52
+constexpr double C100 = 0x1p100;
+constexpr double TWO48 = 0x1p48;
+constexpr double TWO52 = 0x1p52;
+constexpr double C100_52 = C100 + TWO52;  // exact: 2^100 + 2^52 needs 49 bits
 constexpr uint64_t MASK48 = (1ull << 48) - 1;
 
 __device__ __forceinline__ double fma_rz(double a, double b, double c)
