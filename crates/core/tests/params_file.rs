@@ -20,6 +20,37 @@ struct FilePlanner {
     stream: bool,
 }
 
+/// [`FilePlanner`] whose prepared circuit says `bounded` of its aux values are 0 or 1 in every
+/// satisfying witness (as a compiled circuit does, `CompiledCircuit::bounded_aux`).
+struct BoundedPlanner {
+    files: FilePlanner,
+    bounded: usize,
+}
+
+impl Planner for BoundedPlanner {
+    fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
+        self.files.plan(req)
+    }
+
+    fn params_path(&self, circuit_id: &str) -> Result<PathBuf, EngineError> {
+        self.files.params_path(circuit_id)
+    }
+
+    fn load_srs_header(&self, circuit_id: &str) -> Result<Option<cuzk_groth16::Srs>, EngineError> {
+        self.files.load_srs_header(circuit_id)
+    }
+
+    fn prepare(&self, _circuit_id: &str) -> Result<Option<cuzk_core::Prepared>, EngineError> {
+        // Slow, as a compile is: the first stream has begun (and been declined) without it.
+        std::thread::sleep(Duration::from_millis(200));
+        Ok(Some(cuzk_core::Prepared {
+            data: Arc::new(()),
+            bytes: 0,
+            bounded_aux: Some(self.bounded),
+        }))
+    }
+}
+
 impl Planner for FilePlanner {
     fn plan(&self, req: ProofRequest) -> Result<JobPlan, EngineError> {
         let mut plan = SyntheticPlanner::default().plan(req)?;
@@ -165,6 +196,11 @@ struct OwnCopy {
     windows: std::sync::atomic::AtomicUsize,
     /// Says it cannot hold a streamed copy (as a device without room would).
     decline_stream: bool,
+    /// Says so only while the SRS knows no bound on a witness's full scalars (as a device
+    /// whose room fits a real witness's buffers beside the SRS, not every base's).
+    needs_bound: bool,
+    /// `Srs::free_values_bound` as each `make_resident` / `begin_resident` saw it.
+    bounds_seen: parking_lot::Mutex<Vec<Option<usize>>>,
     released_starts: std::sync::atomic::AtomicUsize,
     cpu: CpuProver,
 }
@@ -189,6 +225,7 @@ impl ProverBackend for OwnCopy {
     }
     fn make_resident(&self, srs: &cuzk_groth16::Srs) -> Result<bool, ProveError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.bounds_seen.lock().push(srs.free_values_bound());
         let copy = points_with_key(srs, srs.vk());
         self.copies.lock().insert(srs.id(), Arc::new(copy));
         Ok(true)
@@ -199,7 +236,8 @@ impl ProverBackend for OwnCopy {
     ) -> Result<Option<Box<dyn cuzk_groth16::ResidentUpload + 'a>>, ProveError> {
         self.streams
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if self.decline_stream {
+        self.bounds_seen.lock().push(srs.free_values_bound());
+        if self.decline_stream || (self.needs_bound && srs.free_values_bound().is_none()) {
             return Ok(None);
         }
         Ok(Some(Box::new(OwnUpload {
@@ -571,4 +609,63 @@ async fn an_srs_streams_from_its_file_into_the_backends_without_a_host_copy() {
     assert_eq!(own.streams.load(SeqCst), 2);
     e.shutdown(Duration::from_secs(5)).await;
     assert_eq!(e.budget().reserved(), 0);
+}
+
+/// An 80 GB card and porep-32g: a device declines an SRS while it must size a proof's buffers
+/// for every base as a full scalar, and takes it once the compiled circuit's bound on a
+/// witness's full scalars is known. The load streams it again with that bound (no host copy,
+/// never read into host memory); a load read whole offers the host copy with the bound set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_srs_declined_without_the_witness_bound_is_streamed_again_with_it() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (dir, srs, _) = params_file(95);
+    let bounded = srs.counts().l - 3;
+    // the inputs (ONE among them) and the aux values not held to 0 or 1
+    let free = srs.vk().ic.len() + 3;
+    let planner = |stream| {
+        Arc::new(BoundedPlanner {
+            files: FilePlanner {
+                dir: dir.path().to_path_buf(),
+                stream,
+            },
+            bounded,
+        })
+    };
+    let prove = |e: &Engine, id: &str| {
+        let id = e.submit(spec_request(id)).unwrap().job_id;
+        let e = e.clone();
+        async move { e.wait(&id, None).await.unwrap().state }
+    };
+
+    let own = Arc::new(OwnCopy {
+        needs_bound: true,
+        ..Default::default()
+    });
+    let e = Engine::new(small_config(64 << 20), vec![own.clone()], planner(true)).unwrap();
+    match prove(&e, "bounded").await {
+        JobState::Completed { proof } => assert_eq!(proof.len(), 3 * 192),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(*own.bounds_seen.lock(), vec![None, Some(free)]);
+    assert_eq!(
+        own.streams.load(SeqCst),
+        2,
+        "declined, then streamed with the bound"
+    );
+    assert_eq!(own.calls.load(SeqCst), 0, "never read into the host");
+    assert_eq!(own.released_starts.load(SeqCst), 3);
+    assert!(e.status().srs[0].host_released);
+    e.shutdown(Duration::from_secs(5)).await;
+    assert_eq!(e.budget().reserved(), 0);
+
+    // Read whole (no streaming): the host copy is offered with the bound already known.
+    let own = Arc::new(OwnCopy::default());
+    let e = Engine::new(small_config(64 << 20), vec![own.clone()], planner(false)).unwrap();
+    assert!(matches!(
+        prove(&e, "whole").await,
+        JobState::Completed { .. }
+    ));
+    assert_eq!(*own.bounds_seen.lock(), vec![Some(free)]);
+    assert!(e.status().srs[0].host_released);
+    e.shutdown(Duration::from_secs(5)).await;
 }

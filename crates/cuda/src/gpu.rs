@@ -13,7 +13,9 @@
 use crate::device::{self, DeviceState};
 use crate::matrices;
 use crate::points::{jac1, jac2};
-use crate::sizes::{srs_bytes, stream_chunk, worker_bound, worker_sizes, Sizes, WitnessNeed};
+use crate::sizes::{
+    srs_bytes, srs_worker_bound, stream_chunk, worker_sizes, Sizes, WitnessNeed,
+};
 use crate::vram::{self, lock, Lease, Placement, ResidentMatrices, Tier};
 use crate::{ffi, msm_plan, pins, CudaOptions, DeviceInfo, PhaseTimings, VramStatus};
 use blstrs::Scalar;
@@ -344,7 +346,7 @@ impl CudaProver {
         if !n.is_power_of_two() {
             return false;
         }
-        match self.tier(srs, worker_bound(n, &srs.counts(), srs.vk().ic.len())) {
+        match self.tier(srs, srs_worker_bound(n, srs)) {
             Tier::Resident(r) => {
                 let pinned = crate::srs_state::pin_resident(&self.dev.mem, srs);
                 drop(r);
@@ -446,6 +448,8 @@ impl CudaProver {
 
         let t0 = Instant::now();
         let hp = plan_host(srs, &circuit, deferred)?;
+        // (the worker's VRAM beside a pinned SRS was sized for the circuit's bound)
+        hp.plan.check_free_values(srs.free_values_bound())?;
         t.plan_ms = ms(t0);
         let z_inv = coset_z_inv(n)?;
 
@@ -595,7 +599,7 @@ impl ProverBackend for CudaProver {
         if !n.is_power_of_two() || !compiled.matrices_available() {
             return Ok(false);
         }
-        let need = worker_bound(n, &srs.counts(), srs.vk().ic.len());
+        let need = srs_worker_bound(n, srs);
         let Some(r) = self.resident_matrices(srs, compiled, need, Some(srs.id())) else {
             return Ok(false);
         };

@@ -34,6 +34,9 @@
 
 pub mod msm_plan;
 mod options;
+// (pure arithmetic: built and tested without the feature too)
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+mod sizes;
 
 pub use options::{CudaOptions, CudaOptionsError, DEFAULT_STREAM_CHUNK_BASES};
 
@@ -50,7 +53,6 @@ with_cuda! {
     mod pins;
     mod points;
     mod setup;
-    mod sizes;
     mod srs_state;
     mod vram;
     pub use device::devices;

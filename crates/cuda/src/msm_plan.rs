@@ -63,6 +63,31 @@ pub struct ProvePlan {
     pub b: QueryPlan,
 }
 
+impl ProvePlan {
+    /// Checks the plans against `bound` ([`cuzk_groth16::Srs::free_values_bound`]): the
+    /// VRAM a device keeps beside a pinned SRS covers that many full scalars a query. A
+    /// witness with more does not satisfy its circuit (some value its constraints hold to 0 or
+    /// 1 is neither): its partition fails with a typed error of its own, never the device's.
+    pub fn check_free_values(&self, bound: Option<usize>) -> Result<(), ProveError> {
+        let Some(bound) = bound else {
+            return Ok(());
+        };
+        let most = [&self.l, &self.a, &self.b]
+            .iter()
+            .map(|q| q.idx.len())
+            .max()
+            .unwrap_or(0);
+        if most > bound {
+            return Err(ProveError::ShapeMismatch {
+                what: "values neither 0 nor 1 in one query (the circuit allows at most)",
+                expected: bound,
+                got: most,
+            });
+        }
+        Ok(())
+    }
+}
+
 /// Aux variables per parallel work item (a multiple of 64; small in tests so they cross
 /// chunk boundaries cheaply).
 #[cfg(not(test))]
@@ -629,5 +654,39 @@ mod tests {
             plan(&[Scalar::ONE], &CompactAux::from_full(&aux), &d, &inp, &ok),
             Err(ProveError::ShapeMismatch { .. })
         ));
+    }
+
+    /// A witness within the circuit's bound on full scalars passes; one with a value more
+    /// (a value the constraints hold to 0 or 1 that is neither) is the partition's typed
+    /// error; without a bound nothing is checked.
+    #[test]
+    fn plans_beyond_the_circuits_free_values_are_refused() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let two = Scalar::ONE.double();
+        let mut aux: Vec<Scalar> = (0..300).map(|_| scalar(&mut rng, 100)).collect();
+        aux[7] = two;
+        aux[200] = Scalar::random(&mut rng);
+        // every aux variable in A and in B (300 = 4 · 64 + 44), both inputs in B
+        let mut words = vec![u64::MAX; 4];
+        words.push((1 << 44) - 1);
+        let all = Density { words, len: 300 };
+        let inp = Density {
+            words: vec![3],
+            len: 2,
+        };
+        let inputs = [Scalar::ONE, two];
+        let p = plan(&inputs, &CompactAux::from_full(&aux), &all, &inp, &all).unwrap();
+        // A and B: both inputs (full scalars whatever they are) and the two aux values
+        assert_eq!((p.a.idx.len(), p.b.idx.len(), p.l.idx.len()), (4, 4, 2));
+        assert!(p.check_free_values(None).is_ok());
+        assert!(p.check_free_values(Some(4)).is_ok());
+        match p.check_free_values(Some(3)) {
+            Err(ProveError::ShapeMismatch {
+                expected: 3,
+                got: 4,
+                ..
+            }) => {}
+            other => panic!("{other:?}"),
+        }
     }
 }

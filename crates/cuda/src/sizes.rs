@@ -135,7 +135,11 @@ fn sizes_for(n: usize, q: [QueryNeed; 3], stream_chunk: Option<usize>) -> Sizes 
         None => n - 1,
     };
     // (H by the sorted Pippenger when resident, unless `sorted_msm` is off: the larger)
-    let sorted_h = if stream_chunk.is_none() { sorted_scratch(h_points) } else { 0 };
+    let sorted_h = if stream_chunk.is_none() {
+        sorted_scratch(h_points)
+    } else {
+        0
+    };
     s.0[Sizes::SCRATCH] = msm_scratch(h_points, 192)
         .max(sorted_h)
         .max(msm_scratch(l.others, 192))
@@ -186,7 +190,11 @@ pub(crate) fn worker_sizes(
 
 /// Device bytes of a resident copy of `srs`.
 pub(crate) fn srs_bytes(srs: &Srs) -> u64 {
-    let c = srs.counts();
+    counts_bytes(&srs.counts())
+}
+
+/// Device bytes of a resident copy of an SRS of `c`.
+fn counts_bytes(c: &cuzk_groth16::params::SrsCounts) -> u64 {
     [c.h, c.l, c.a, c.b_g1]
         .iter()
         .map(|&n| r4k(96 * n as u64))
@@ -195,16 +203,21 @@ pub(crate) fn srs_bytes(srs: &Srs) -> u64 {
 }
 
 /// An upper bound of a resident-tier worker context for a domain of `n` and an SRS of
-/// `counts` with `inputs` inputs, before any plan exists: every base taken as a Pippenger
-/// point, and a deferred witness.
+/// `counts` with `inputs` inputs, before any plan exists, and a deferred witness. Each query's
+/// Pippenger points are at most its bases, and at most `free_values` when the SRS knows its
+/// circuit's bound ([`Srs::free_values_bound`]: a satisfying witness has no more values that
+/// are neither 0 nor 1); without it every base counts as a Pippenger point (at 32 GiB that
+/// alone is ~30 GB more than a real PoRep partition's plans, and an 80 GB card then keeps no
+/// SRS pinned).
 pub(crate) fn worker_bound(
     n: usize,
     counts: &cuzk_groth16::params::SrsCounts,
     inputs: usize,
+    free_values: Option<usize>,
 ) -> u64 {
     let all = |nb: usize| QueryNeed {
         ones_words: nb.div_ceil(64) as u64,
-        others: nb,
+        others: free_values.map_or(nb, |f| f.min(nb)),
     };
     sizes_for(n, [all(counts.l), all(counts.a), all(counts.b_g1)], None).total()
         + witness_bytes(WitnessNeed {
@@ -213,7 +226,62 @@ pub(crate) fn worker_bound(
         })
 }
 
+/// [`worker_bound`] for `srs` (its domain's `n`).
+pub(crate) fn srs_worker_bound(n: usize, srs: &Srs) -> u64 {
+    worker_bound(n, &srs.counts(), srs.vk().ic.len(), srs.free_values_bound())
+}
+
 /// Chunk size in bases: the option rounded up to a multiple of 1024 (batch-addition blocks).
 pub(crate) fn stream_chunk(o: &CudaOptions) -> usize {
     o.stream_chunk_bases.max(1).div_ceil(1024) * 1024
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuzk_groth16::params::SrsCounts;
+
+    /// porep-32g's sections and inputs (the blank circuit's, `bench/RESULTS.md` "32 GiB").
+    const POREP_32G: SrsCounts = SrsCounts {
+        h: (1 << 27) - 1,
+        l: 130_169_893,
+        a: 129_753_620,
+        b_g1: 33_112_282,
+        b_g2: 33_112_282,
+    };
+    const INPUTS: usize = 328;
+    /// Its aux values the constraints hold to 0 or 1 (`CompiledCircuit::bounded_aux`,
+    /// RESULTS "issue 29": 128,470,791 of 130,169,893; a real partition's witness has
+    /// 1,699,102 others).
+    const BOUNDED: usize = 128_470_791;
+    /// Its compiled matrices in VRAM (`matrices_bytes`, RESULTS: 7.38 GB).
+    const MATRICES: u64 = 7_380_000_000;
+
+    /// An 80 GB card (H100 80GB: 79.6 GiB, ~0.5 GiB of it the context's) held a porep-32g SRS
+    /// only unpinned, its host copy kept (RSS 99.2 GiB, RESULTS session 27), because the
+    /// bound counted every base as a full scalar. With the circuit's bound the SRS and its
+    /// matrices stay beside one worker, and the budget left is less than a second one.
+    #[test]
+    fn porep_32g_and_its_matrices_fit_an_80_gb_card_once_the_witness_bound_is_known() {
+        let budget: u64 = (79 << 30) - (1 << 30); // the free VRAM at first use, less 1 GiB
+        let (n, srs) = (1 << 27, counts_bytes(&POREP_32G));
+        assert_eq!(
+            srs, 47_373_905_920,
+            "the resident copy measured on the H200"
+        );
+        let worst = worker_bound(n, &POREP_32G, INPUTS, None);
+        let free = INPUTS + POREP_32G.l - BOUNDED;
+        let bounded = worker_bound(n, &POREP_32G, INPUTS, Some(free));
+        assert!(srs + worst > budget, "{srs} + {worst}");
+        assert!(
+            srs + bounded + MATRICES < budget,
+            "{srs} + {bounded} + {MATRICES}"
+        );
+        assert!(srs + 2 * bounded + MATRICES > budget);
+        // a/b/c (12.9 GB), the witness (4.3 GB) and the sorted H MSM's scratch dominate: the
+        // plans' share is what the bound cut from ~22 GB to under 1 GB
+        assert!(worst - bounded > 20_000_000_000, "{worst} - {bounded}");
+        // a bound above the bases changes nothing
+        assert_eq!(worker_bound(n, &POREP_32G, INPUTS, Some(usize::MAX)), worst);
+    }
 }

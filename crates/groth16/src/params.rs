@@ -199,6 +199,8 @@ pub struct Srs {
     /// The vectors above were dropped ([`Srs::release_host_points`]).
     released: bool,
     id: u64,
+    /// Aux variables its circuit's constraints hold to 0 or 1 ([`Srs::set_bounded_aux`]).
+    bounded_aux: std::sync::OnceLock<usize>,
 }
 
 static NEXT_SRS_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -233,6 +235,7 @@ impl Srs {
             origin: None,
             released: false,
             id,
+            bounded_aux: std::sync::OnceLock::new(),
         }
     }
 
@@ -339,6 +342,23 @@ impl Srs {
     /// The lengths of the point sections (also after [`Srs::release_host_points`]).
     pub fn counts(&self) -> SrsCounts {
         self.counts
+    }
+
+    /// Records that every satisfying witness of these parameters' circuit holds `bounded` of
+    /// its aux variables to 0 or 1 (`CompiledCircuit::bounded_aux`, read from the constraints).
+    /// Set once: a later call with another count is ignored (the circuit does not change).
+    pub fn set_bounded_aux(&self, bounded: usize) {
+        let _ = self.bounded_aux.set(bounded.min(self.counts.l));
+    }
+
+    /// The most values of a satisfying witness that are neither 0 nor 1, the inputs counted
+    /// whatever they are: `None` until [`Srs::set_bounded_aux`]. A backend sizes its per-proof
+    /// buffers for this many full scalars (the rest of a witness is bits); a witness with more
+    /// does not satisfy the circuit.
+    pub fn free_values_bound(&self) -> Option<usize> {
+        // (one L point per aux variable: `counts.l` is the circuit's aux count)
+        let bounded = *self.bounded_aux.get()?;
+        Some(self.vk.ic.len() + self.counts.l - bounded)
     }
 
     /// The file these parameters were read from, if they were.

@@ -2,7 +2,7 @@
 //! of what the load holds at most, the points read into host memory or streamed into the
 //! backends from the file (the circuit prepared beside), then the host copies released where
 //! every backend holds its own, the reservation trimmed to what stays, and the entry made hot.
-use super::{Acquired, Entry, LoadedSrs, SrsCache, SrsHandle};
+use super::{Acquired, Entry, LoadedSrs, SrsCache, SrsHandle, StreamResident};
 use crate::budget::{Category, Reservation};
 use crate::error::EngineError;
 use crate::request::Priority;
@@ -53,7 +53,7 @@ impl SrsCache {
             // Preparing (e.g. compiling the circuit, single-threaded) overlaps the load.
             let (loaded, prepared) = std::thread::scope(|s| {
                 let prep = s.spawn(|| planner.prepare(&id));
-                let loaded = cpu.run(priority, || match (header, stream_resident) {
+                let loaded = cpu.run(priority, || match (header, &stream_resident) {
                     (Some(srs), Some((stream, _))) => Ok(match stream(&id, &srs)? {
                         true => Loaded::Resident(srs),
                         false => Loaded::InFile(srs),
@@ -74,7 +74,12 @@ impl SrsCache {
                     None
                 }
             };
-            Ok::<_, EngineError>((loaded?, prepared))
+            let mut loaded = loaded?;
+            if let Some(p) = &prepared {
+                let stream = stream_resident.as_ref().map(|(f, _)| f);
+                loaded = bound_and_retry(&id, loaded, p, stream, &cpu, priority)?;
+            }
+            Ok::<_, EngineError>((loaded, prepared))
         })
         .await
         .map_err(|e| EngineError::Internal(format!("SRS load task: {e}")))??;
@@ -245,4 +250,38 @@ impl SrsCache {
                 },
             })
     }
+}
+
+/// Records what the prepared circuit says of its witnesses on the SRS (the aux values its
+/// constraints hold to 0 or 1: a backend then sizes a proof's buffers for the rest,
+/// [`Srs::free_values_bound`]). An SRS the backends refused to take from its file while that
+/// was unknown (their bound then counts every base as a full scalar: at 32 GiB ~43 GB of VRAM
+/// beside the SRS's 47 GB, more than an 80 GB card has) is streamed to them once more with
+/// it; a host copy is offered to them with it after the load (`release_host_copy`).
+fn bound_and_retry(
+    circuit_id: &str,
+    loaded: Loaded,
+    prepared: &crate::planner::Prepared,
+    stream: Option<&StreamResident>,
+    cpu: &crate::cpu::CpuPools,
+    priority: Priority,
+) -> Result<Loaded, EngineError> {
+    let Some(bounded) = prepared.bounded_aux else {
+        return Ok(loaded);
+    };
+    let (Loaded::Host(srs) | Loaded::Resident(srs) | Loaded::InFile(srs)) = &loaded;
+    srs.set_bounded_aux(bounded);
+    let (srs, stream) = match (loaded, stream) {
+        (Loaded::InFile(srs), Some(stream)) => (srs, stream),
+        (loaded, _) => return Ok(loaded),
+    };
+    tracing::info!(
+        circuit = %circuit_id,
+        free_values = srs.free_values_bound(),
+        "streaming the SRS into the backends again, now with the compiled circuit's bound on a witness's full scalars"
+    );
+    Ok(match cpu.run(priority, || stream(circuit_id, &srs))? {
+        true => Loaded::Resident(srs),
+        false => Loaded::InFile(srs),
+    })
 }

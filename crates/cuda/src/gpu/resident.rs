@@ -11,7 +11,7 @@
 use super::wire::WireStaging;
 use super::CudaProver;
 use crate::ffi;
-use crate::sizes::{srs_bytes, worker_bound};
+use crate::sizes::{srs_bytes, srs_worker_bound};
 use crate::vram::{lock, Placement, Reservation, Tier};
 use cuzk_groth16::params::{G1Section, PointsWindow, WireWindow};
 use cuzk_groth16::{ProveError, ResidentUpload, Srs};
@@ -31,7 +31,7 @@ impl CudaProver {
             return None;
         }
         let mem = &self.dev.mem;
-        let need_worker = worker_bound(n, &counts, srs.vk().ic.len());
+        let need_worker = srs_worker_bound(n, srs);
         let res = match mem.place_srs(srs.id(), srs_bytes(srs), need_worker) {
             Placement::Ready(Tier::Streamed) => return None,
             Placement::Ready(Tier::Resident(r)) => {
