@@ -102,8 +102,6 @@ pub struct LoadedSrs {
     /// What the planner derived for this circuit id after loading (see
     /// [`Planner::prepare`]); covered by the entry's reservation.
     pub prepared: Option<crate::planner::PreparedData>,
-    /// [`crate::planner::Prepared::bounded_aux`] of the prepared data.
-    pub bounded_aux: Option<usize>,
 }
 
 impl fmt::Debug for LoadedSrs {

@@ -351,13 +351,18 @@ impl Srs {
         let _ = self.bounded_aux.set(bounded.min(self.counts.l));
     }
 
+    /// The count [`Srs::set_bounded_aux`] recorded, if any.
+    pub fn bounded_aux(&self) -> Option<usize> {
+        self.bounded_aux.get().copied()
+    }
+
     /// The most values of a satisfying witness that are neither 0 nor 1, the inputs counted
     /// whatever they are: `None` until [`Srs::set_bounded_aux`]. A backend sizes its per-proof
     /// buffers for this many full scalars (the rest of a witness is bits); a witness with more
     /// does not satisfy the circuit.
     pub fn free_values_bound(&self) -> Option<usize> {
         // (one L point per aux variable: `counts.l` is the circuit's aux count)
-        let bounded = *self.bounded_aux.get()?;
+        let bounded = self.bounded_aux()?;
         Some(self.vk.ic.len() + self.counts.l - bounded)
     }
 

@@ -94,7 +94,8 @@ pub(crate) async fn admit(
     let total = sh.budget.limit_for(prio);
     // a/b/c are deferred to the devices when they all make them and the circuit was compiled;
     // the compiled circuit says which aux values its constraints hold to 0 or 1.
-    let bounded = acquired.handle.bounded_aux.unwrap_or(0);
+    // (the prepared circuit's `bounded_aux`, recorded on the SRS at its load)
+    let bounded = acquired.handle.srs.bounded_aux().unwrap_or(0);
     let layout = sh.host_layout(sh.device_abc && acquired.handle.prepared.is_some(), bounded);
     let est = sh.estimator.estimate(
         &p.circuit_id,

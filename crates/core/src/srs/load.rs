@@ -165,7 +165,6 @@ impl SrsCache {
             timing_only,
             host_released_bytes,
             pvk: OnceLock::new(),
-            bounded_aux: prepared.as_ref().and_then(|p| p.bounded_aux),
             prepared: prepared.map(|p| p.data),
         });
         {
@@ -253,8 +252,8 @@ impl SrsCache {
 }
 
 /// Records what the prepared circuit says of its witnesses on the SRS (the aux values its
-/// constraints hold to 0 or 1: a backend then sizes a proof's buffers for the rest,
-/// [`Srs::free_values_bound`]). An SRS the backends refused to take from its file while that
+/// constraints hold to 0 or 1: admission's first reservations read it there, and a backend
+/// sizes a proof's buffers for the rest, [`Srs::free_values_bound`]). An SRS the backends refused to take from its file while that
 /// was unknown (their bound then counts every base as a full scalar: at 32 GiB ~43 GB of VRAM
 /// beside the SRS's 47 GB, more than an 80 GB card has) is streamed to them once more with
 /// it; a host copy is offered to them with it after the load (`release_host_copy`).
