@@ -17,9 +17,6 @@ set -uo pipefail
 LOG=/tmp/c80.log
 P=/tmp/pv
 
-# rss BIN: the daemon's VmHWM and VmRSS (common.sh's vmhwm looks for `cuzk` only).
-rss() { local p; p=$(pgrep -x "$1" | head -1); [ -n "$p" ] && grep -E "VmHWM|VmRSS" /proc/$p/status | tr '\n' ' '; echo; }
-
 # one BIN TAG: the daemon BIN with porep-32g preloaded, then the batch.
 one() {
   local bin=$1 tag=$2 t
@@ -34,12 +31,12 @@ one() {
   sed 's/\x1b\[[0-9;]*m//g' /tmp/daemon-$tag.log |
     grep -E "cannot hold|streamed|again|resident|host copy|matrices|compiled|SRS loaded|WARN|ERROR" | cut -c1-260 | tail -12
   $D/$bin status 2>&1 | head -24
-  echo "rss after the load: $(rss $bin)"
+  echo "rss after the load: $(vmhwm $bin)"
   echo "== $tag: PoRep C2 c=2 j=4 ($(( $(date +%s) - T0 )) s in)"
   gpu_sample $tag
   FIL_PROOFS_PARAMETER_CACHE=$P timeout ${BATCH_LIMIT:-420} $D/$bin bench batch -k porep -i /tmp/s32/manifest.json -c 2 -j 4 --verify 2>&1 | tee /tmp/bench-$tag.log | tail -14
   gpu_stop; smi_summary /tmp/smi-$tag.csv
-  echo "rss after the batch: $(rss $bin)"
+  echo "rss after the batch: $(vmhwm $bin)"
   sed 's/\x1b\[[0-9;]*m//g' /tmp/daemon-$tag.log | grep "cuda start" | grep -oE "streamed: [a-z]+|deferred: [a-z]+" | sort | uniq -c
   phases /tmp/daemon-$tag.log 100
   grep -cE " ERROR " /tmp/daemon-$tag.log | sed 's/^/daemon ERROR lines: /'

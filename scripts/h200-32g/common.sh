@@ -16,7 +16,8 @@ fi
 SOCK=unix:///tmp/cuzk.sock
 export CUZK_ADDR=$SOCK
 save() { cp -f /tmp/daemon.log $OUT/daemon.log 2>/dev/null; cp -f /tmp/*.svg $OUT/ 2>/dev/null; cp -f /tmp/bench-*.log $OUT/ 2>/dev/null; true; }
-vmhwm() { local p; p=$(pgrep -x cuzk | head -1); [ -n "$p" ] && grep -E "VmHWM|VmRSS" /proc/$p/status | tr '\n' ' '; echo; }
+# vmhwm [NAME]: the VmHWM and VmRSS of the process NAME (cuzk).
+vmhwm() { local p; p=$(pgrep -x "${1:-cuzk}" | head -1); [ -n "$p" ] && grep -E "VmHWM|VmRSS" /proc/$p/status | tr '\n' ' '; echo; }
 gpu_sample() { nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader -lms 500 > /tmp/smi-$1.csv 2>/dev/null & echo $! > /tmp/smi.pid; }
 gpu_stop() { kill $(cat /tmp/smi.pid) 2>/dev/null; cp -f /tmp/smi-*.csv $OUT/ 2>/dev/null; true; }
 smi_summary() { awk -F', ' '{u[++n]=$2+0; s+=$2+0; if($2+0==0)z++} END {if(!n) exit; a=int(n/10)+1; b=n-int(n/10); for(i=a;i<=b;i++){m+=u[i]; k++} printf "nvidia-smi %s: %d samples, mean util %.1f%%, %d at 0%%; middle 80%%: %.1f%% (%d samples)\n", FILENAME, n, s/n, z, m/k, k}' "$1"; }
