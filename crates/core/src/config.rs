@@ -120,7 +120,9 @@ pub struct Config {
     /// Where parameter files live. Default: `$FIL_PROOFS_PARAMETER_CACHE` or
     /// `/var/tmp/filecoin-proof-parameters`.
     pub params_dir: PathBuf,
-    /// Circuit ids to load at start.
+    /// Circuit ids to load at start, one after the other in this order, so that where the
+    /// devices cannot hold them all the first listed take the room (a request's own load does
+    /// not wait for them).
     pub preload: Vec<String>,
     /// Once every prover backend holds a loaded SRS in memory of its own (a GPU's VRAM, pinned
     /// there while the SRS is loaded; `ProverBackend::make_resident`), drop the host copy of its

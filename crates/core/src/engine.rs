@@ -53,14 +53,24 @@ impl Engine {
         }
         let shared = Shared::new(config, backends, planner)?;
         pipeline::start(&shared);
-        for id in shared.config.preload.clone() {
+        // One after the other, in the order listed: where the devices cannot hold every
+        // preloaded SRS (porep-32g and snap-32g on an 80 GB card), the first listed take the
+        // room, and a later one waits until the one before it is settled (streamed in,
+        // declined or read into host memory). Loaded at once, the quickest load took it
+        // whatever its rank. A request's own load does not wait for the preloads.
+        let preload = shared.config.preload.clone();
+        if !preload.is_empty() {
             let sh = shared.clone();
             tokio::spawn(async move {
-                match sh.srs.get(&id, Priority::Normal).await {
-                    Ok(a) => {
-                        tracing::info!(circuit = %id, ms = a.load_time.as_millis() as u64, "preloaded SRS")
+                for id in preload {
+                    match sh.srs.get(&id, Priority::Normal).await {
+                        Ok(a) => {
+                            tracing::info!(circuit = %id, ms = a.load_time.as_millis() as u64, "preloaded SRS")
+                        }
+                        Err(e) => {
+                            tracing::warn!(circuit = %id, cause = %e, "SRS preload failed")
+                        }
                     }
-                    Err(e) => tracing::warn!(circuit = %id, cause = %e, "SRS preload failed"),
                 }
             });
         }
