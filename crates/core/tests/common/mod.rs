@@ -2,6 +2,8 @@
 //! the declared sizes, and a fake planner with controlled partition sizes and counts.
 #![allow(dead_code)]
 
+pub mod own_copy;
+
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use cuzk_core::{
     Config, EngineError, JobPlan, PartitionPlan, Planner, ProofRequest, Work, WorkingSetEstimate,
