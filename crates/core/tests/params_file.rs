@@ -2,7 +2,7 @@
 //! proves with the CPU backend and self-checks every partition against the file's key.
 mod common;
 
-use common::own_copy::{points_with_key, read_header, OwnCopy};
+use common::own_copy::{points_with_key, read_header, small_config, OwnCopy};
 use cuzk_core::kinds::synthetic::{parse_request, SyntheticPlanner};
 use cuzk_core::{
     Config, Engine, EngineError, JobPlan, JobState, Planner, Priority, ProofRequest, SrsTier,
@@ -150,15 +150,6 @@ async fn params_file_is_loaded_and_partitions_self_verify() {
     }
     e.shutdown(Duration::from_secs(5)).await;
     assert_eq!(e.budget().reserved(), 0);
-}
-
-/// A config of `budget` bytes with a 16 KiB request buffer and no urgent reserve.
-fn small_config(budget: u64) -> Config {
-    let mut c = Config::default_for_machine();
-    c.budget_bytes = budget;
-    c.request_buffer_bytes = 16 << 10;
-    c.urgent_reserve_bytes = Some(0);
-    c
 }
 
 /// A request for [`SPEC`]'s job under `id`.

@@ -5,9 +5,9 @@
 //! proves from there.
 mod common;
 
-use common::own_copy::{read_header, OwnCopy};
+use common::own_copy::{read_header, small_config, OwnCopy};
 use cuzk_core::kinds::synthetic::{parse_request, SyntheticPlanner};
-use cuzk_core::{Config, Engine, EngineError, JobPlan, JobState, Planner, ProofRequest, SrsTier};
+use cuzk_core::{Engine, EngineError, JobPlan, JobState, Planner, ProofRequest, SrsTier};
 use cuzk_groth16::Srs;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -85,10 +85,7 @@ async fn the_first_preloaded_srs_takes_the_device_even_when_its_load_reaches_it_
         room: Some(size + size / 2),
         ..Default::default()
     });
-    let mut config = Config::default_for_machine();
-    config.budget_bytes = 64 << 20;
-    config.request_buffer_bytes = 16 << 10;
-    config.urgent_reserve_bytes = Some(0);
+    let mut config = small_config(64 << 20);
     config.preload = vec!["first".into(), "second".into()];
     let planner = Arc::new(TwoFiles {
         dir: dir.path().to_path_buf(),

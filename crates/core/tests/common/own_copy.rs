@@ -20,6 +20,16 @@ pub fn read_header(
     Ok(Some(srs))
 }
 
+/// A config for these tests: `budget` bytes, a 16 KiB request buffer, no urgent reserve, every
+/// partition self-checked.
+pub fn small_config(budget: u64) -> cuzk_core::Config {
+    let mut c = cuzk_core::Config::default_for_machine();
+    c.budget_bytes = budget;
+    c.request_buffer_bytes = 16 << 10;
+    c.urgent_reserve_bytes = Some(0);
+    c
+}
+
 /// A new SRS with `srs`'s points (copied) under verifying key `vk`.
 pub fn points_with_key(
     srs: &cuzk_groth16::Srs,
@@ -62,8 +72,27 @@ pub struct OwnCopy {
 impl OwnCopy {
     /// Whether a copy of `bytes` more fits its room.
     fn fits(&self, bytes: u64) -> bool {
-        let held: u64 = self.copies.lock().values().map(|c| c.size_bytes()).sum();
-        self.room.is_none_or(|room| held + bytes <= room)
+        Self::fits_beside(self.room, &self.copies.lock(), bytes)
+    }
+
+    fn fits_beside(
+        room: Option<u64>,
+        copies: &std::collections::HashMap<u64, Arc<cuzk_groth16::Srs>>,
+        bytes: u64,
+    ) -> bool {
+        let held: u64 = copies.values().map(|c| c.size_bytes()).sum();
+        room.is_none_or(|room| held + bytes <= room)
+    }
+
+    /// Keeps `copy` of `srs` if it fits its room, in one step (two uploads finishing at
+    /// once cannot both pass it).
+    fn keep(&self, srs: &cuzk_groth16::Srs, copy: cuzk_groth16::Srs) -> bool {
+        let mut copies = self.copies.lock();
+        if !Self::fits_beside(self.room, &copies, copy.size_bytes()) {
+            return false;
+        }
+        copies.insert(srs.id(), Arc::new(copy));
+        true
     }
 
     fn copy_of(&self, srs: &cuzk_groth16::Srs) -> Result<Arc<cuzk_groth16::Srs>, ProveError> {
@@ -86,12 +115,7 @@ impl ProverBackend for OwnCopy {
     fn make_resident(&self, srs: &cuzk_groth16::Srs) -> Result<bool, ProveError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.bounds_seen.lock().push(srs.free_values_bound());
-        if !self.fits(srs.size_bytes()) {
-            return Ok(false);
-        }
-        let copy = points_with_key(srs, srs.vk());
-        self.copies.lock().insert(srs.id(), Arc::new(copy));
-        Ok(true)
+        Ok(self.keep(srs, points_with_key(srs, srs.vk())))
     }
     fn begin_resident<'a>(
         &'a self,
@@ -187,10 +211,6 @@ impl cuzk_groth16::ResidentUpload for OwnUpload<'_> {
         let [h, l, a, b_g1] = self.g1;
         let copy = cuzk_groth16::Srs::new(self.srs.vk().clone(), h, l, a, b_g1, self.b_g2);
         assert_eq!(copy.counts(), self.srs.counts());
-        if !self.own.fits(copy.size_bytes()) {
-            return Ok(false);
-        }
-        self.own.copies.lock().insert(self.srs.id(), Arc::new(copy));
-        Ok(true)
+        Ok(self.own.keep(self.srs, copy))
     }
 }
