@@ -158,6 +158,8 @@ pub struct ParamsArgs {
 
 /// Runs `cuzk gen`.
 pub fn run(args: GenArgs) -> anyhow::Result<()> {
+    // Quiet unless RUST_LOG asks (`RUST_LOG=debug`: the compile's steps and their seconds).
+    crate::daemon::init_logging_with_default(crate::daemon::LogFormat::Text, "warn");
     match args.cmd {
         GenCommand::Params(p) => run_params(p),
         GenCommand::Testdata(t) => run_testdata(t),

@@ -313,7 +313,15 @@ fn store(
     key: &str,
     cache_dir: &std::path::Path,
 ) -> std::result::Result<(), String> {
-    std::fs::create_dir_all(cache_dir)
+    let start = std::time::Instant::now();
+    let stored = std::fs::create_dir_all(cache_dir)
         .map_err(|e| format!("{}: {e}", cache_dir.display()))
-        .and_then(|()| compiled.write_file(path, key).map_err(|e| e.to_string()))
+        .and_then(|()| compiled.write_file(path, key).map_err(|e| e.to_string()));
+    tracing::debug!(
+        path = %path.display(),
+        seconds = start.elapsed().as_secs_f64(),
+        ok = stored.is_ok(),
+        "compiled circuit written"
+    );
+    stored
 }

@@ -21,11 +21,10 @@
 //! over the integers with coefficients below 2^40 in magnitude ([`COEFF_BYTES`]) (a row with a
 //! larger one is not read), so every sum and product is exact: an identity that holds over
 //! the integers holds in the field.
-use super::{Matrix, AUX};
+use super::{Matrix, WordMap, AUX};
 use crate::density::Density;
 use blstrs::Scalar;
 use ff::PrimeField;
-use std::collections::HashMap;
 
 /// The most bits a function-of-bits row may read freely (2^4 assignments tried).
 pub(super) const MAX_BITS: usize = 4;
@@ -41,7 +40,7 @@ const MAX_TERMS: usize = 8;
 const MAX_PASSES: usize = 8;
 
 /// The coefficient table as small integers (`None`: 2^40 or more in magnitude).
-fn small(table: &[Scalar]) -> Vec<Option<i128>> {
+fn small(table: &[Scalar]) -> Vec<Option<i64>> {
     let fits = |s: &Scalar| {
         let repr = s.to_repr();
         let bytes = repr.as_ref();
@@ -50,7 +49,7 @@ fn small(table: &[Scalar]) -> Vec<Option<i128>> {
             bytes[..COEFF_BYTES]
                 .iter()
                 .rev()
-                .fold(0i128, |a, &b| a << 8 | i128::from(b))
+                .fold(0i64, |a, &b| a << 8 | i64::from(b))
         })
     };
     table
@@ -59,52 +58,61 @@ fn small(table: &[Scalar]) -> Vec<Option<i128>> {
         .collect()
 }
 
-/// One linear combination of a row: ONE's coefficient and its aux terms.
+/// One linear combination of a row: ONE's coefficient and its aux terms (coefficients below
+/// 2^40 in magnitude; sums and products are taken in `i128`). Read in place, one per matrix
+/// for the whole pass: returning it by value copied it three times a row.
 #[derive(Default)]
 struct Lc {
     one: i128,
-    aux: [(u32, i128); MAX_TERMS],
+    aux: [(u32, i64); MAX_TERMS],
     len: usize,
 }
 
 impl Lc {
-    /// Row `r` of `m`; `None` if it reads an input other than ONE, a large coefficient, or
-    /// too many terms.
-    fn read(m: &Matrix, r: usize, small: &[Option<i128>]) -> Option<Lc> {
+    /// Reads row `r` of `m` into `self`; false if it reads an input other than ONE, a large
+    /// coefficient, or too many terms.
+    fn read(&mut self, m: &Matrix, r: usize, small: &[Option<i64>]) -> bool {
         let (from, to) = (m.row_start[r] as usize, m.row_start[r + 1] as usize);
-        let mut lc = Lc::default();
+        self.one = 0;
+        self.len = 0;
         for t in from..to {
-            let (col, k) = (m.cols[t], small[m.coeffs[t] as usize]?);
+            let (col, Some(k)) = (m.cols[t], small[m.coeffs[t] as usize]) else {
+                return false;
+            };
             if col & AUX == 0 {
                 if col != 0 {
-                    return None;
+                    return false;
                 }
-                lc.one += k;
+                self.one += i128::from(k);
             } else {
-                if lc.len == MAX_TERMS {
-                    return None;
+                if self.len == MAX_TERMS {
+                    return false;
                 }
-                lc.aux[lc.len] = (col & !AUX, k);
-                lc.len += 1;
+                self.aux[self.len] = (col & !AUX, k);
+                self.len += 1;
             }
         }
-        Some(lc)
+        true
     }
 
-    fn terms(&self) -> &[(u32, i128)] {
+    fn terms(&self) -> &[(u32, i64)] {
         &self.aux[..self.len]
     }
 
     /// The coefficient of `v` (0 if absent).
     fn coeff(&self, v: u32) -> i128 {
-        self.terms().iter().filter(|t| t.0 == v).map(|t| t.1).sum()
+        self.terms()
+            .iter()
+            .filter(|t| t.0 == v)
+            .map(|t| i128::from(t.1))
+            .sum()
     }
 
     /// The value with each variable's value from `val`.
     fn eval(&self, val: impl Fn(u32) -> i128) -> i128 {
         self.terms()
             .iter()
-            .fold(self.one, |acc, &(v, k)| acc + k * val(v))
+            .fold(self.one, |acc, &(v, k)| acc + i128::from(k) * val(v))
     }
 
     /// `Some(v)` if this is `1·v` alone.
@@ -122,17 +130,14 @@ pub(super) fn bounded_aux(m: [&Matrix; 3], table: &[Scalar], num_aux: usize) -> 
     let small = small(table);
     let rows = m[0].row_start.len().saturating_sub(1);
     let mut bits = Density::new(num_aux);
-    let mut products = Products::new();
+    let mut products = Products::default();
+    let (mut a, mut b, mut c) = (Lc::default(), Lc::default(), Lc::default());
     for _ in 0..MAX_PASSES {
         let before = bits.count_ones();
         for r in 0..rows {
-            let (Some(a), Some(b), Some(c)) = (
-                Lc::read(m[0], r, &small),
-                Lc::read(m[1], r, &small),
-                Lc::read(m[2], r, &small),
-            ) else {
+            if !(a.read(m[0], r, &small) && b.read(m[1], r, &small) && c.read(m[2], r, &small)) {
                 continue;
-            };
+            }
             if let Some(v) = own_constraint(&a, &b, &c) {
                 bits.set(v as usize);
             } else if let Some(w) = function_of_bits(&a, &b, &c, &bits, &products) {
@@ -166,7 +171,7 @@ fn own_constraint(a: &Lc, b: &Lc, c: &Lc) -> Option<u32> {
 }
 
 /// Bits that are the product of two others, by variable.
-type Products = HashMap<u32, (u32, u32)>;
+type Products = WordMap<u32, (u32, u32)>;
 
 /// `w` if the row fixes `w`, not yet known to be a bit and in C alone, as a function of ONE
 /// and known bits, at most [`MAX_BITS`] of them free (the others products of two it reads),
@@ -180,7 +185,7 @@ fn function_of_bits(a: &Lc, b: &Lc, c: &Lc, known: &Density, products: &Products
                 return None;
             }
             w = Some(v);
-            gamma += k;
+            gamma += i128::from(k);
         }
     }
     let w = w?;
@@ -208,23 +213,28 @@ fn function_of_bits(a: &Lc, b: &Lc, c: &Lc, known: &Density, products: &Products
         }
     }
     let read = &read[..n];
-    // A product of two bits the row reads is theirs; the other bits are free.
+    // A product of two bits the row reads is theirs; the other bits are free. Resolved once
+    // per row (the map is not read inside the enumeration below).
     let product = |v: &u32| {
-        products.get(v).filter(|(x, y)| {
+        products.get(v).copied().filter(|(x, y)| {
             read.contains(x)
                 && read.contains(y)
                 && !products.contains_key(x)
                 && !products.contains_key(y)
         })
     };
+    let mut of = [None; MAX_READ];
     let mut free = [0u32; MAX_BITS];
     let mut f = 0;
-    for v in read.iter().filter(|v| product(v).is_none()) {
-        if f == MAX_BITS {
-            return None;
+    for (i, v) in read.iter().enumerate() {
+        of[i] = product(v);
+        if of[i].is_none() {
+            if f == MAX_BITS {
+                return None;
+            }
+            free[f] = *v;
+            f += 1;
         }
-        free[f] = *v;
-        f += 1;
     }
     let free = &free[..f];
     // γ·w = A·B − C', C' being C without w (taken as 0).
@@ -234,15 +244,14 @@ fn function_of_bits(a: &Lc, b: &Lc, c: &Lc, known: &Density, products: &Products
                 .position(|&u| u == v)
                 .map_or(0, |i| i128::from(s >> i & 1))
         };
-        let val = |v: u32| {
-            if v == w {
-                return 0;
-            }
-            match product(&v) {
-                Some(&(x, y)) => bit(x) * bit(y),
+        let mut value = [0i128; MAX_READ];
+        for (i, &v) in read.iter().enumerate() {
+            value[i] = match of[i] {
+                Some((x, y)) => bit(x) * bit(y),
                 None => bit(v),
-            }
-        };
+            };
+        }
+        let val = |v: u32| read.iter().position(|&u| u == v).map_or(0, |i| value[i]);
         let d = a.eval(val) * b.eval(val) - c.eval(val);
         d == 0 || d == gamma
     });
