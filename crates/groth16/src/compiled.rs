@@ -165,21 +165,15 @@ impl std::hash::Hasher for WordHasher {
 /// A `HashMap` hashed by [`WordHasher`].
 type WordMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct CoeffTable {
     values: Vec<Scalar>,
     index: WordMap<[u8; 32], u32>,
-    /// −1, looked up without hashing (slot [`COEFF_MINUS_ONE`]; 1 is [`COEFF_ONE`]).
-    minus_one: Scalar,
 }
 
 impl CoeffTable {
     fn new() -> CoeffTable {
-        let mut t = CoeffTable {
-            values: Vec::new(),
-            index: WordMap::default(),
-            minus_one: -Scalar::ONE,
-        };
+        let mut t = CoeffTable::default();
         t.insert(&Scalar::ONE);
         t.insert(&-Scalar::ONE);
         t
@@ -193,11 +187,10 @@ impl CoeffTable {
     /// The slot of `c`, added if new. Most terms' coefficients are 1 or −1 (bits, sums,
     /// equalities): those two are compared, not hashed.
     fn index(&mut self, c: &Scalar) -> u32 {
-        if *c == Scalar::ONE {
-            return COEFF_ONE;
-        }
-        if *c == self.minus_one {
-            return COEFF_MINUS_ONE;
+        for slot in [COEFF_ONE, COEFF_MINUS_ONE] {
+            if self.values[slot as usize] == *c {
+                return slot;
+            }
         }
         self.insert(c)
     }
