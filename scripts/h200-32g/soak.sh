@@ -40,17 +40,18 @@ metrics() {
 
 run() {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; nproc; free -g | head -2; df -h /tmp /dev/shm | tail -2
-  mkdir -p $PARAMS /dev/shm/ps
+  mkdir -p $PARAMS /dev/shm/ps /tmp/pw
   echo "== parameters, porep-32g and snap-32g side by side ($(( $(date +%s) - T0 )) s in)"
   ( time $D/cuzk gen params --circuit porep-32g --out $PARAMS --seed 32 ) > /tmp/gen-porep.log 2>&1 &
   ( time $D/cuzk gen params --circuit snap-32g --out /dev/shm/ps --seed 32 ) > /tmp/gen-snap.log 2>&1 &
   # beside them (snap-32g's one-thread compile is the critical path): WinningPoSt's
-  # parameters and the requests
-  ( time $D/cuzk gen params --circuit winning-32g --out $PARAMS --seed 32 ) > /tmp/gen-winning.log 2>&1 &
+  # parameters (in a folder of their own: each `gen params` rewrites its folder's INSECURE
+  # note at the end) and the requests
+  ( time $D/cuzk gen params --circuit winning-32g --out /tmp/pw --seed 32 ) > /tmp/gen-winning.log 2>&1 &
   ( $D/cuzk gen testdata --synthetic-sector --sector-size 32GiB --out /tmp/s32 2>&1 | grep -v "^NOTE" ) > /tmp/gen-testdata.log &
   wait
   for c in porep snap winning; do echo "-- $c"; grep -E "compiled|shape|setup:|wrote|^real|rror" /tmp/gen-$c.log; done
-  for f in /dev/shm/ps/v28-*; do ln -sf "$f" $PARAMS/; done
+  for f in /dev/shm/ps/v28-* /tmp/pw/v28-*; do ln -sf "$f" $PARAMS/; done
   ls -la $PARAMS; df -h /tmp /dev/shm | tail -2; free -g | head -2
   cat /tmp/gen-testdata.log
   # LOADWAIT (400) seconds for the preloads; a short wait starts the soak while they run (its
